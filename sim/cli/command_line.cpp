@@ -1,0 +1,247 @@
+#include "cli/command_line.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <optional>
+
+#include "core/input_error.hpp"
+#include "core/version.hpp"
+#include "report/console_report.hpp"
+#include "report/run_writer.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/settings.hpp"
+
+namespace infersim {
+namespace po = boost::program_options;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: infersim run [DEVICES [DURATION_S [SEED]]] [options]\n"
+    "       infersim --version | --help\n"
+    "\n"
+    "commands:\n"
+    "  run    replay a recorded trace on the edge model and write a run folder\n"
+    "\n"
+    "`infersim run --help` lists the run options.\n";
+
+// A flag that sets a settings key, and how its text becomes the key's value.
+struct KnobFlag {
+  const char* flag;
+  const char* key;
+  const char* help;
+  enum Kind { kReal, kWhole, kText, kResolution } kind;
+};
+
+const std::vector<KnobFlag>& knob_flags() {
+  static const std::vector<KnobFlag> kFlags = {
+      {"devices", "run.devices", "devices issuing the requests in turn (50)", KnobFlag::kWhole},
+      {"duration", "run.duration_s",
+       "run length T in seconds (default: the last arrival rounded up to a minute)",
+       KnobFlag::kReal},
+      {"seed", "run.seed", "seed of the run's random streams (42)", KnobFlag::kWhole},
+      {"time-resolution", "run.time_resolution_s",
+       "arrival clock: exact, 1s, 10ms, ... or seconds (exact)", KnobFlag::kResolution},
+      {"time-scale", "run.time_scale", "multiplies every arrival offset (1)", KnobFlag::kReal},
+      {"bytes-per-token", "tokens.bytes_per_token", "bytes of text per token (4)", KnobFlag::kReal},
+      {"mi-per-context-token", "tokens.mi_per_context_token",
+       "million instructions per context token, prefill (12)", KnobFlag::kReal},
+      {"mi-per-generated-token", "tokens.mi_per_generated_token",
+       "million instructions per generated token, decode (2000)", KnobFlag::kReal},
+      {"ttft-budget", "deadline.ttft_budget_s", "seconds promised before the first token (2)",
+       KnobFlag::kReal},
+      {"decode-budget", "deadline.decode_budget_s", "seconds promised per generated token (0.1)",
+       KnobFlag::kReal},
+      {"cores", "server.cores", "edge server cores (8)", KnobFlag::kWhole},
+      {"mips-per-core", "server.mips_per_core", "MIPS of one core (60000)", KnobFlag::kReal},
+      {"idle-power", "server.idle_power_w", "server power when idle, W (420)", KnobFlag::kReal},
+      {"max-power", "server.max_power_w", "server power with every core busy, W (720)",
+       KnobFlag::kReal},
+      {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
+      {"per-request", "output.per_request", "csv: write requests.csv; none: summary only (csv)",
+       KnobFlag::kText},
+  };
+  return kFlags;
+}
+
+json flag_value(const KnobFlag& flag, const std::string& text) {
+  const std::string label = std::string("--") + flag.flag;
+  switch (flag.kind) {
+    case KnobFlag::kText:
+      return text;
+    case KnobFlag::kResolution:
+      return parse_time_resolution(text, label);
+    case KnobFlag::kWhole: {
+      std::uint64_t value = 0;
+      const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+        throw InputError("", 0, label, "expected a whole number, got '" + text + "'");
+      }
+      return value;
+    }
+    case KnobFlag::kReal:
+      break;
+  }
+  double value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value)) {
+    throw InputError("", 0, label, "expected a number, got '" + text + "'");
+  }
+  return value;
+}
+
+std::string utc_now_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return stamp;
+}
+
+std::vector<std::string> flag_names(const po::options_description& options) {
+  std::vector<std::string> names;
+  for (const auto& option : options.options())
+    names.push_back("--" + option->long_name());
+  return names;
+}
+
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("run options");
+  options.add_options()("help,h", "show this help")("settings", po::value<std::string>(),
+                                                    "settings file (JSON); flags override it")(
+      "output", po::value<std::string>(), "run folder (default output/<YYYYmmdd-HHMMSS>-recorded)")(
+      "force", "write into --output even if it holds files");
+  for (const KnobFlag& flag : knob_flags()) {
+    options.add_options()(flag.flag, po::value<std::string>(), flag.help);
+  }
+  po::positional_options_description positional;
+  positional.add("devices", 1).add("duration", 1).add("seed", 1);
+
+  po::variables_map vm;
+  try {
+    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
+        vm);
+  } catch (const po::unknown_option& e) {
+    const auto near = nearest(e.get_option_name(), flag_names(options));
+    throw InputError("", 0, e.get_option_name(),
+                     "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) +
+                         "; see infersim run --help");
+  } catch (const po::too_many_positional_options_error&) {
+    throw InputError("", 0, "", "at most three positional arguments: DEVICES DURATION_S SEED");
+  } catch (const po::multiple_occurrences& e) {
+    throw InputError("", 0,
+                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
+                     "given more than once (a positional argument sets it too)");
+  } catch (const po::error& e) {
+    throw InputError("", 0, "", std::string(e.what()) + "; see infersim run --help");
+  }
+  if (vm.count("help")) {
+    out << "usage: infersim run [DEVICES [DURATION_S [SEED]]] [options]\n\n" << options;
+    return 0;
+  }
+
+  Settings settings;
+  if (vm.count("settings")) apply_settings_file(settings, vm["settings"].as<std::string>());
+  for (const KnobFlag& flag : knob_flags()) {
+    if (!vm.count(flag.flag)) continue;
+    const std::string label = std::string("--") + flag.flag;
+    set_setting(settings, flag.key, flag_value(flag, vm[flag.flag].as<std::string>()), "", label);
+  }
+  // A trace named on the command line replaces the one a settings file pinned.
+  if (vm.count("trace")) settings.trace_sha256.reset();
+  validate_settings(settings, "");
+
+  // Everything that can fail on input fails before a folder exists.
+  RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
+                                        "recorded", vm.count("force") > 0);
+  const LoadedTrace loaded = load_trace(settings);
+  if (loaded.trace.out_of_order > 0) {
+    err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
+        << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
+  }
+  GeneratedTasks generated = generate_recorded(settings, loaded.trace);
+  out << replay_line(generated) << '\n' << std::flush;
+  const bool per_request = settings.per_request == "csv";
+  const ModeResult result = simulate(settings, "recorded", std::move(generated.tasks),
+                                     generated.run_length, generated.dropped, per_request);
+  out << result_line(result) << '\n';
+
+  Settings effective = settings;
+  effective.trace_sha256 = loaded.sha256;
+  effective.trace_format = loaded.trace.format;
+  nlohmann::ordered_json document = settings_to_json(effective);
+  document["meta"]["program"] = kProgramName;
+  document["meta"]["version"] = kVersion;
+  document["meta"]["written_at"] = utc_now_iso();
+  write_recorded_run(folder, document, result, per_request);
+  out << "Run folder: " << folder.path().string() << '\n';
+  return 0;
+}
+
+}  // namespace
+
+double parse_time_resolution(const std::string& text, const std::string& label) {
+  if (text == "exact") return 0;
+  struct Unit {
+    const char* suffix;
+    double seconds;
+  };
+  static constexpr Unit kUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+  std::string number = text;
+  double scale = 1;
+  for (const Unit& unit : kUnits) {
+    const std::string suffix = unit.suffix;
+    if (number.size() > suffix.size() && number.ends_with(suffix)) {
+      number.resize(number.size() - suffix.size());
+      scale = unit.seconds;
+      break;
+    }
+  }
+  double value = 0;
+  const auto r = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (r.ec != std::errc() || r.ptr != number.data() + number.size() || !std::isfinite(value) ||
+      value < 0) {
+    throw InputError(
+        "", 0, label,
+        "expected exact, a duration such as 1s or 10ms, or seconds >= 0; got '" + text + "'");
+  }
+  return value * scale;
+}
+
+int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      out << kUsage;
+      return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+      out << kProgramName << ' ' << kVersion << '\n';
+      return 0;
+    }
+    if (args[0] == "run") return run_command({args.begin() + 1, args.end()}, out, err);
+    const auto near = nearest(args[0], {"run", "--version", "--help"});
+    err << "infersim: unknown command '" << args[0] << "'"
+        << (near ? " (did you mean " + *near + "?)" : std::string()) << "\n"
+        << kUsage;
+    return 2;
+  } catch (const InputError& e) {
+    err << "infersim: " << e.what() << '\n';
+    return 2;
+  } catch (const OutputError& e) {
+    err << "infersim: " << e.what() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    err << "infersim: internal error: " << e.what() << '\n';
+    return 3;
+  }
+}
+
+}  // namespace infersim

@@ -1,0 +1,52 @@
+#include "model/edge_simulation.hpp"
+
+#include <stdexcept>
+
+namespace infersim {
+
+EdgeSimulation::EdgeSimulation(const std::vector<Task>& tasks, DeviceFleet& fleet,
+                               const NetworkPath& network, EdgeServer& server)
+    : tasks_(tasks), fleet_(fleet), network_(network), server_(server) {
+  for (std::size_t k = 1; k < tasks_.size(); ++k) {
+    if (tasks_[k].arrival < tasks_[k - 1].arrival) {
+      throw std::logic_error("EdgeSimulation: tasks are not in arrival order");
+    }
+  }
+}
+
+void EdgeSimulation::run() {
+  outcomes_.assign(tasks_.size(), RequestOutcome{});
+  if (!tasks_.empty()) engine_.schedule_at(tasks_.front().arrival, Phase::kArrival, kIssue, 0);
+  engine_.run([this](const Event& e) {
+    if (e.kind == kIssue) {
+      issue(e.subject);
+    } else {
+      respond(e.subject);
+    }
+  });
+}
+
+void EdgeSimulation::issue(std::uint64_t k) {
+  const Task& task = tasks_[k];
+  RequestOutcome& o = outcomes_[k];
+  o.device = fleet_.issue(k);
+  o.server_arrival = task.arrival + network_.transfer(task.request_bits);
+  const CoreAssignment a = server_.assign(o.server_arrival, task.exec);
+  o.core = a.core;
+  o.start = a.start;
+  o.finish = a.finish;
+  o.response = a.finish + network_.transfer(task.result_bits);
+  o.first_token = a.start + task.first_token + network_.latency();
+  for (RequestObserver* observer : observers_)
+    observer->on_issued(k, task, o);
+  engine_.schedule_at(o.response, Phase::kDeparture, kResponse, k);
+  if (k + 1 < tasks_.size())
+    engine_.schedule_at(tasks_[k + 1].arrival, Phase::kArrival, kIssue, k + 1);
+}
+
+void EdgeSimulation::respond(std::uint64_t k) {
+  for (RequestObserver* observer : observers_)
+    observer->on_completed(k, tasks_[k], outcomes_[k]);
+}
+
+}  // namespace infersim

@@ -1,0 +1,42 @@
+// The edge model on the event engine: devices issue the tasks in order, each
+// request crosses the network, takes a core, and its result comes back. Two
+// events a request: its issue (arrival phase) and its response (departure phase).
+#pragma once
+
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "model/device_fleet.hpp"
+#include "model/edge_server.hpp"
+#include "model/network_path.hpp"
+#include "model/request_observer.hpp"
+#include "task/task.hpp"
+
+namespace infersim {
+
+class EdgeSimulation {
+ public:
+  // `tasks` must be in issue order (non-decreasing arrival) and outlive run().
+  EdgeSimulation(const std::vector<Task>& tasks, DeviceFleet& fleet, const NetworkPath& network,
+                 EdgeServer& server);
+
+  void add_observer(RequestObserver& observer) { observers_.push_back(&observer); }
+  void run();
+
+  std::uint64_t events_executed() const { return engine_.executed(); }
+
+ private:
+  enum Kind : std::uint32_t { kIssue = 0, kResponse = 1 };
+  void issue(std::uint64_t k);
+  void respond(std::uint64_t k);
+
+  const std::vector<Task>& tasks_;
+  DeviceFleet& fleet_;
+  const NetworkPath& network_;
+  EdgeServer& server_;
+  std::vector<RequestObserver*> observers_;
+  std::vector<RequestOutcome> outcomes_;
+  Engine<BinaryHeapQueue> engine_;
+};
+
+}  // namespace infersim

@@ -1,0 +1,24 @@
+// Number formatting shared by every writer: seconds with exactly nine decimals
+// from the nanosecond clock, and doubles in their shortest round-trip form.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace infersim {
+
+// Appends ns as seconds with exactly nine decimals ("-0.000000001", "3.5" ->
+// "3.500000000"). Integer arithmetic only.
+void append_seconds9(std::string& out, std::int64_t ns);
+std::string seconds9(std::int64_t ns);
+
+// Shortest decimal that reads back as the same double ("4808", "0.1", "1e+21").
+void append_shortest(std::string& out, double value);
+std::string shortest(double value);
+
+void append_integer(std::string& out, std::int64_t value);
+
+// Fixed decimals, for the console.
+std::string fixed(double value, int decimals);
+
+}  // namespace infersim

@@ -1,0 +1,96 @@
+#include "report/run_folder.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace infersim {
+namespace fs = std::filesystem;
+
+OutputFile::OutputFile(fs::path final_path) : final_path_(std::move(final_path)) {
+  temp_path_ = final_path_;
+  temp_path_ += ".tmp-" + std::to_string(::getpid());
+  file_ = std::fopen(temp_path_.c_str(), "wb");
+  if (file_ == nullptr) {
+    throw OutputError(final_path_.string() + ": cannot write: " + std::strerror(errno));
+  }
+  buffer_.reserve(kFlushBytes + (64 << 10));
+}
+
+OutputFile::~OutputFile() {
+  if (file_ != nullptr) std::fclose(file_);
+  if (!committed_) {
+    std::error_code ignored;
+    fs::remove(temp_path_, ignored);
+  }
+}
+
+void OutputFile::flush() {
+  if (buffer_.empty()) return;
+  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+    throw OutputError(final_path_.string() + ": cannot write: " + std::strerror(errno));
+  }
+  buffer_.clear();
+}
+
+void OutputFile::commit() {
+  flush();
+  const int flushed = std::fflush(file_);
+  const int saved_errno = errno;
+  const int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (flushed != 0 || closed != 0) {
+    throw OutputError(final_path_.string() +
+                      ": cannot write: " + std::strerror(flushed != 0 ? saved_errno : errno));
+  }
+  std::error_code error;
+  fs::rename(temp_path_, final_path_, error);
+  if (error)
+    throw OutputError(final_path_.string() + ": cannot rename into place: " + error.message());
+  committed_ = true;
+}
+
+void write_file_atomically(const fs::path& path, std::string_view content) {
+  OutputFile file(path);
+  file.buffer().append(content);
+  file.commit();
+}
+
+RunFolder RunFolder::prepare(const std::string& requested, const std::string& mode, bool force) {
+  if (requested.empty()) {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &utc);
+    const fs::path base = fs::path("output") / (std::string(stamp) + "-" + mode);
+    fs::path candidate = base;
+    for (int i = 2; fs::exists(candidate); ++i)
+      candidate = base.string() + "-" + std::to_string(i);
+    return RunFolder(candidate);
+  }
+  const fs::path path(requested);
+  std::error_code error;
+  if (fs::exists(path, error)) {
+    if (!fs::is_directory(path, error)) {
+      throw OutputError(requested + ": exists and is not a folder");
+    }
+    if (!fs::is_empty(path, error) && !force) {
+      throw OutputError(requested +
+                        ": already holds files; pass --force to overwrite them, or choose another "
+                        "--output");
+    }
+  }
+  return RunFolder(path);
+}
+
+void RunFolder::create() const {
+  std::error_code error;
+  fs::create_directories(path_, error);
+  if (error)
+    throw OutputError(path_.string() + ": cannot create the run folder: " + error.message());
+}
+
+}  // namespace infersim

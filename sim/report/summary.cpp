@@ -1,0 +1,113 @@
+#include "report/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace infersim {
+namespace {
+
+__extension__ typedef __int128 Int128;
+
+double ns_to_s(Int128 ns) {
+  return static_cast<double>(ns) / 1e9;
+}
+
+}  // namespace
+
+void Summary::add(std::string key, std::optional<double> value, bool integer) {
+  figures_.push_back(Figure{std::move(key), value, integer});
+}
+
+std::optional<double> Summary::get(const std::string& key) const {
+  for (const Figure& f : figures_) {
+    if (f.key == key) return f.value;
+  }
+  throw std::out_of_range("no summary figure named '" + key + "'");
+}
+
+std::optional<double> percentile(std::vector<double>& values, double q) {
+  if (values.empty()) return std::nullopt;
+  const double index = static_cast<double>(values.size() - 1) * q;
+  const auto below = static_cast<std::size_t>(std::floor(index));
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below),
+                   values.end());
+  const double a = values[below];
+  if (above == below) return a;
+  // The element just above `below` is the smallest of the upper part.
+  const double b =
+      *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(above), values.end());
+  const double t = index - static_cast<double>(below);
+  // NumPy's _lerp, including its switch to the upper end for t >= 0.5.
+  const double diff = b - a;
+  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+}
+
+SummaryCollector::SummaryCollector(std::size_t expected_requests) {
+  makespan_s_.reserve(expected_requests);
+  ttft_s_.reserve(expected_requests);
+  wait_s_.reserve(expected_requests);
+}
+
+void SummaryCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
+  const Duration makespan = o.response - task.arrival;
+  const Duration wait = o.wait();
+  ++n_;
+  exec_ns_ += task.exec.count_ns();
+  wait_ns_ += wait.count_ns();
+  budget_ns_ += task.budget.count_ns();
+  if (makespan <= task.budget) {
+    ++met_;
+    makespan_ok_ns_ += makespan.count_ns();
+  }
+  request_bits_ += task.request_bits;
+  result_bits_ += task.result_bits;
+  last_response_ = std::max(last_response_, o.response);
+  makespan_s_.push_back(makespan.seconds());
+  ttft_s_.push_back((o.first_token - task.arrival).seconds());
+  wait_s_.push_back(wait.seconds());
+}
+
+Summary SummaryCollector::summarize(const RunFacts& facts) {
+  const SimTime end = std::max(facts.run_length, last_response_);
+  const double n = static_cast<double>(n_);
+  auto average = [&](double total, double count) -> std::optional<double> {
+    if (count == 0) return std::nullopt;
+    return total / count;
+  };
+  const double compute_s = ns_to_s(exec_ns_);
+  const double waiting_s = ns_to_s(wait_ns_);
+  const double core_time = static_cast<double>(facts.cores) * static_cast<double>(end.count_ns());
+  Summary s;
+  s.add("requests", n, true);
+  s.add("dropped", static_cast<double>(facts.dropped), true);
+  s.add("deadline_met", static_cast<double>(met_), true);
+  s.add("deadline_missed", static_cast<double>(n_ - met_), true);
+  s.add("success_rate", average(static_cast<double>(met_), n));
+  s.add("compute_s", compute_s);
+  s.add("avg_exec_s", average(compute_s, n));
+  s.add("waiting_total_s", waiting_s);
+  s.add("avg_wait_s", average(waiting_s, n));
+  s.add("avg_makespan_ok_s", average(ns_to_s(makespan_ok_ns_), static_cast<double>(met_)));
+  s.add("avg_budget_s", average(ns_to_s(budget_ns_), n));
+  s.add("makespan_p50_s", percentile(makespan_s_, 0.50));
+  s.add("makespan_p90_s", percentile(makespan_s_, 0.90));
+  s.add("makespan_p99_s", percentile(makespan_s_, 0.99));
+  s.add("ttft_p50_s", percentile(ttft_s_, 0.50));
+  s.add("ttft_p90_s", percentile(ttft_s_, 0.90));
+  s.add("ttft_p99_s", percentile(ttft_s_, 0.99));
+  s.add("wait_p50_s", percentile(wait_s_, 0.50));
+  s.add("wait_p99_s", percentile(wait_s_, 0.99));
+  s.add("utilization", core_time > 0
+                           ? std::optional<double>(static_cast<double>(exec_ns_) / core_time)
+                           : std::nullopt);
+  s.add("traffic_mb", (request_bits_ + result_bits_) / 8 / 1e6);
+  s.add("energy_wh", facts.energy->energy_wh(end, Duration::ns(static_cast<std::int64_t>(exec_ns_)),
+                                             facts.cores, request_bits_, result_bits_));
+  s.add("run_length_s", facts.run_length.seconds());
+  s.add("end_s", end.seconds());
+  return s;
+}
+
+}  // namespace infersim

@@ -1,0 +1,47 @@
+// A scenario run end to end, without a process: read the trace, derive the
+// tasks, put the edge model on the engine, collect the summary. The command line
+// and the tests both call this.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/request_observer.hpp"
+#include "report/summary.hpp"
+#include "scenario/settings.hpp"
+#include "task/task.hpp"
+#include "task/trace_task_generator.hpp"
+#include "trace/trace.hpp"
+
+namespace infersim {
+
+struct LoadedTrace {
+  Trace trace;
+  std::string sha256;
+};
+
+// Reads the trace the settings name (MODEL.md section 2) and checks its digest
+// when the settings pin one. Throws InputError.
+LoadedTrace load_trace(const Settings& settings);
+
+struct ModeResult {
+  std::string mode;  // "recorded"
+  std::vector<Task> tasks;
+  std::vector<RequestOutcome> outcomes;  // empty unless requests were kept
+  Summary summary;
+  SimTime run_length;
+  std::uint64_t dropped = 0;
+  std::uint64_t events = 0;
+};
+
+// Simulates the tasks (in issue order) on the settings' fleet, network and
+// server. `keep_requests` keeps every request's outcome for requests.csv.
+ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task> tasks,
+                    SimTime run_length, std::uint64_t dropped, bool keep_requests);
+
+// The recorded mode's tasks: one per trace record, nothing drawn.
+GeneratedTasks generate_recorded(const Settings& settings, const Trace& trace);
+// generate_recorded, then simulate.
+ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests);
+
+}  // namespace infersim

@@ -1,0 +1,367 @@
+#include "scenario/settings.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "core/input_error.hpp"
+
+namespace infersim {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& source, const std::string& label,
+                      const std::string& what) {
+  throw InputError(source, 0, label, what);
+}
+
+std::string shown(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+double number(const json& v, const std::string& source, const std::string& label) {
+  if (!v.is_number()) bad(source, label, "expected a number, got " + shown(v));
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) bad(source, label, "expected a finite number, got " + shown(v));
+  return x;
+}
+
+double at_least(const json& v, double min, const std::string& source, const std::string& label) {
+  const double x = number(v, source, label);
+  if (x < min) bad(source, label, "must be at least " + json(min).dump() + ", got " + shown(v));
+  return x;
+}
+
+double positive(const json& v, const std::string& source, const std::string& label) {
+  const double x = number(v, source, label);
+  if (!(x > 0)) bad(source, label, "must be greater than 0, got " + shown(v));
+  return x;
+}
+
+std::uint64_t whole(const json& v, std::uint64_t min, std::uint64_t max, const std::string& source,
+                    const std::string& label) {
+  if (v.is_number_unsigned()) {
+    const auto x = v.get<std::uint64_t>();
+    if (x >= min && x <= max) return x;
+  } else if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+    const auto x = static_cast<std::uint64_t>(v.get<std::int64_t>());
+    if (x >= min && x <= max) return x;
+  } else if (!v.is_number() || v.is_number_float()) {
+    bad(source, label, "expected a whole number, got " + shown(v));
+  }
+  bad(source, label,
+      "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
+          ", got " + shown(v));
+}
+
+std::string text(const json& v, const std::string& source, const std::string& label) {
+  if (!v.is_string()) bad(source, label, "expected a string, got " + shown(v));
+  return v.get<std::string>();
+}
+
+// Seconds that must also fit the nanosecond clock.
+double seconds(const json& v, const std::string& source, const std::string& label) {
+  const double x = at_least(v, 0, source, label);
+  if (x * 1e9 >= 9.2e18) bad(source, label, shown(v) + " s does not fit the nanosecond clock");
+  return x;
+}
+
+std::vector<Hop> hops_from(const json& v, const std::string& source, const std::string& label) {
+  if (!v.is_array()) bad(source, label, "expected a list of {name, latency_s, bandwidth_mbps}");
+  std::vector<Hop> hops;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& h = v[i];
+    const std::string where = label + "[" + std::to_string(i) + "]";
+    if (!h.is_object()) bad(source, where, "expected an object {name, latency_s, bandwidth_mbps}");
+    Hop hop;
+    for (const auto& [key, value] : h.items()) {
+      if (key == "name") {
+        hop.name = text(value, source, where + ".name");
+      } else if (key == "latency_s") {
+        hop.latency_s = seconds(value, source, where + ".latency_s");
+      } else if (key == "bandwidth_mbps") {
+        hop.bandwidth_mbps = positive(value, source, where + ".bandwidth_mbps");
+      } else {
+        const auto near = nearest(key, {"name", "latency_s", "bandwidth_mbps"});
+        bad(source, where + "." + key,
+            "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+      }
+    }
+    for (const char* required : {"latency_s", "bandwidth_mbps"}) {
+      if (!h.contains(required)) bad(source, where + "." + required, "missing");
+    }
+    hops.push_back(hop);
+  }
+  return hops;
+}
+
+struct KeySpec {
+  std::function<void(Settings&, const json&, const std::string&, const std::string&)> set;
+  std::function<nlohmann::ordered_json(const Settings&)> get;
+};
+
+using Table = std::vector<std::pair<std::string, KeySpec>>;
+
+double non_negative(const json& v, const std::string& source, const std::string& label) {
+  return at_least(v, 0, source, label);
+}
+
+using Check = double (*)(const json&, const std::string&, const std::string&);
+
+KeySpec real_key(double Settings::*member, Check check) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.*member = check(v, src, l);
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
+}
+
+KeySpec count_key(std::uint32_t Settings::*member, std::uint64_t min, std::uint64_t max) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.*member = static_cast<std::uint32_t>(whole(v, min, max, src, l));
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
+}
+
+KeySpec choice_key(std::string Settings::*member, std::vector<std::string> allowed) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            const std::string choice = text(v, src, l);
+            if (std::find(allowed.begin(), allowed.end(), choice) == allowed.end()) {
+              std::string list;
+              for (const std::string& a : allowed)
+                list += (list.empty() ? "" : " or ") + a;
+              bad(src, l, "must be " + list + ", got " + shown(v));
+            }
+            s.*member = choice;
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
+}
+
+nlohmann::ordered_json hops_to_json(const std::vector<Hop>& hops) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Hop& h : hops) {
+    nlohmann::ordered_json hop;
+    hop["name"] = h.name;
+    hop["latency_s"] = h.latency_s;
+    hop["bandwidth_mbps"] = h.bandwidth_mbps;
+    out.push_back(hop);
+  }
+  return out;
+}
+
+const Table& table() {
+  static const Table kTable = {
+      {"run.devices", count_key(&Settings::devices, 1, 1'000'000'000)},
+      {"run.duration_s",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          if (v.is_null()) {
+            s.duration_s.reset();
+          } else {
+            s.duration_s = seconds(v, src, l);
+          }
+        },
+        [](const Settings& s) {
+          return s.duration_s ? nlohmann::ordered_json(*s.duration_s)
+                              : nlohmann::ordered_json(nullptr);
+        }}},
+      {"run.seed",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.seed = whole(v, 0, std::numeric_limits<std::uint64_t>::max(), src, l);
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.seed); }}},
+      {"run.time_resolution_s", real_key(&Settings::time_resolution_s, seconds)},
+      {"run.time_scale", real_key(&Settings::time_scale, positive)},
+      {"tokens.bytes_per_token", real_key(&Settings::bytes_per_token, non_negative)},
+      {"tokens.mi_per_context_token", real_key(&Settings::mi_per_context_token, non_negative)},
+      {"tokens.mi_per_generated_token", real_key(&Settings::mi_per_generated_token, non_negative)},
+      {"deadline.ttft_budget_s", real_key(&Settings::ttft_budget_s, seconds)},
+      {"deadline.decode_budget_s", real_key(&Settings::decode_budget_s, seconds)},
+      {"server.cores", count_key(&Settings::cores, 1, 1'000'000)},
+      {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
+      {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
+      {"server.max_power_w", real_key(&Settings::max_power_w, non_negative)},
+      {"network.hops",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.hops = hops_from(v, src, l);
+        },
+        [](const Settings& s) { return hops_to_json(s.hops); }}},
+      {"network.device_tx_nj_per_bit", real_key(&Settings::device_tx_nj_per_bit, non_negative)},
+      {"network.device_rx_nj_per_bit", real_key(&Settings::device_rx_nj_per_bit, non_negative)},
+      {"trace.path",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.trace_path = text(v, src, l);
+          if (s.trace_path.empty()) bad(src, l, "must name a file");
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.trace_path); }}},
+      {"trace.format", choice_key(&Settings::trace_format, {"auto", "azure-csv"})},
+      {"trace.sha256",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          if (v.is_null()) {
+            s.trace_sha256.reset();
+            return;
+          }
+          const std::string digest = text(v, src, l);
+          if (digest.size() != 64 ||
+              digest.find_first_not_of("0123456789abcdef") != std::string::npos) {
+            bad(src, l, "expected 64 lower-case hex digits");
+          }
+          s.trace_sha256 = digest;
+        },
+        [](const Settings& s) {
+          return s.trace_sha256 ? nlohmann::ordered_json(*s.trace_sha256)
+                                : nlohmann::ordered_json(nullptr);
+        }}},
+      {"output.per_request", choice_key(&Settings::per_request, {"csv", "none"})},
+  };
+  return kTable;
+}
+
+const KeySpec* find_key(const std::string& key) {
+  for (const auto& [name, spec] : table()) {
+    if (name == key) return &spec;
+  }
+  return nullptr;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> nearest(const std::string& word,
+                                   const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  if (best && best_distance <= std::max<std::size_t>(2, word.size() / 3)) return best;
+  return std::nullopt;
+}
+
+TaskKnobs Settings::task_knobs() const {
+  return TaskKnobs{bytes_per_token, mi_per_context_token, mi_per_generated_token,
+                   ttft_budget_s,   decode_budget_s,      mips_per_core};
+}
+
+ArrivalKnobs Settings::arrival_knobs() const {
+  ArrivalKnobs knobs;
+  knobs.time_scale = time_scale;
+  knobs.resolution = Duration::from_seconds(time_resolution_s);
+  if (duration_s) knobs.duration = Duration::from_seconds(*duration_s);
+  return knobs;
+}
+
+EnergyKnobs Settings::energy_knobs() const {
+  return EnergyKnobs{idle_power_w, max_power_w, device_tx_nj_per_bit, device_rx_nj_per_bit};
+}
+
+const std::vector<std::string>& settings_keys() {
+  static const std::vector<std::string> kKeys = [] {
+    std::vector<std::string> keys;
+    for (const auto& entry : table())
+      keys.push_back(entry.first);
+    return keys;
+  }();
+  return kKeys;
+}
+
+void set_setting(Settings& settings, const std::string& key, const json& value,
+                 const std::string& source, const std::string& label) {
+  const KeySpec* spec = find_key(key);
+  if (spec == nullptr) {
+    const auto near = nearest(key, settings_keys());
+    bad(source, label, "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+  }
+  spec->set(settings, value, source, label);
+}
+
+void apply_settings_json(Settings& settings, const json& document, const std::string& source) {
+  if (!document.is_object()) bad(source, "", "expected a JSON object of sections");
+  std::vector<std::string> sections;
+  for (const std::string& key : settings_keys()) {
+    const std::string section = key.substr(0, key.find('.'));
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      sections.push_back(section);
+    }
+  }
+  for (const auto& [section, body] : document.items()) {
+    if (section == "meta") continue;
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      std::vector<std::string> candidates = sections;
+      candidates.insert(candidates.end(), settings_keys().begin(), settings_keys().end());
+      const auto near = nearest(section, candidates);
+      bad(source, section,
+          "unknown section" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+    }
+    if (!body.is_object()) bad(source, section, "expected an object of keys, got " + shown(body));
+    for (const auto& [key, value] : body.items()) {
+      const std::string full = section + "." + key;
+      set_setting(settings, full, value, source, full);
+    }
+  }
+  validate_settings(settings, source);
+}
+
+void apply_settings_file(Settings& settings, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "", "cannot open the settings file");
+  std::ostringstream content;
+  content << in.rdbuf();
+  const std::string text = content.str();
+  json document;
+  try {
+    document = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const std::size_t offset = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const auto line =
+        1 + static_cast<std::uint64_t>(
+                std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+    std::string what = e.what();
+    const auto colon = what.find("syntax error");
+    throw InputError(path, line, "", colon == std::string::npos ? what : what.substr(colon));
+  }
+  apply_settings_json(settings, document, path);
+}
+
+void validate_settings(const Settings& s, const std::string& source) {
+  if (s.max_power_w < s.idle_power_w) {
+    bad(source, "server.max_power_w",
+        "must be at least server.idle_power_w (" + json(s.idle_power_w).dump() + "), got " +
+            json(s.max_power_w).dump());
+  }
+}
+
+nlohmann::ordered_json settings_to_json(const Settings& settings) {
+  nlohmann::ordered_json out;
+  for (const auto& [key, spec] : table()) {
+    const auto dot = key.find('.');
+    out[key.substr(0, dot)][key.substr(dot + 1)] = spec.get(settings);
+  }
+  return out;
+}
+
+}  // namespace infersim

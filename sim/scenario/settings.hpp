@@ -1,0 +1,80 @@
+// Every knob of a run, with the seed scenario's defaults, read from a settings
+// file (any subset of keys) and overridden by flags. Each key is checked where
+// it is set, so the file and the command line give the same errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/energy_model.hpp"
+#include "model/network_path.hpp"
+#include "task/task.hpp"
+#include "task/trace_task_generator.hpp"
+
+namespace infersim {
+
+struct Settings {
+  // run
+  std::uint32_t devices = 50;
+  std::optional<double> duration_s;  // none: the last arrival rounded up to a minute
+  std::uint64_t seed = 42;
+  double time_resolution_s = 0;  // 0 = exact
+  double time_scale = 1;
+  // tokens
+  double bytes_per_token = 4;
+  double mi_per_context_token = 12;
+  double mi_per_generated_token = 2000;
+  // deadline
+  double ttft_budget_s = 2;
+  double decode_budget_s = 0.1;
+  // server
+  std::uint32_t cores = 8;
+  double mips_per_core = 60000;
+  double idle_power_w = 420;
+  double max_power_w = 720;
+  // network
+  std::vector<Hop> hops = default_hops();
+  double device_tx_nj_per_bit = 283.17;
+  double device_rx_nj_per_bit = 137.01;
+  // trace
+  std::string trace_path = "trace/azure_llm_code_1h.csv";
+  std::string trace_format = "auto";
+  std::optional<std::string> trace_sha256;  // when set, the trace read must match it
+  // output
+  std::string per_request = "csv";  // csv | none
+
+  TaskKnobs task_knobs() const;
+  ArrivalKnobs arrival_knobs() const;
+  EnergyKnobs energy_knobs() const;
+};
+
+// Every key a settings file may hold, as "section.key", in file order.
+const std::vector<std::string>& settings_keys();
+
+// Sets one key from a JSON value. `source` names where the value came from (a
+// file, or a flag such as "--cores") for the error. Throws InputError for an
+// unknown key (suggesting the nearest), a wrong type or an impossible value.
+void set_setting(Settings& settings, const std::string& key, const nlohmann::json& value,
+                 const std::string& source, const std::string& label);
+
+// Applies every key of a settings object (sections of keys). `meta` is
+// accepted and ignored: it records who wrote the file.
+void apply_settings_json(Settings& settings, const nlohmann::json& document,
+                         const std::string& source);
+// Reads a settings file and applies it.
+void apply_settings_file(Settings& settings, const std::string& path);
+// Checks what no single key can: max power at least idle power.
+void validate_settings(const Settings& settings, const std::string& source);
+
+nlohmann::ordered_json settings_to_json(const Settings& settings);
+
+// The candidate nearest to `word` by edit distance, if close enough to be a
+// plausible typo.
+std::optional<std::string> nearest(const std::string& word,
+                                   const std::vector<std::string>& candidates);
+
+}  // namespace infersim

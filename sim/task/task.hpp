@@ -1,0 +1,51 @@
+// A task: one request as the server sees it, derived from its token counts by
+// the cost and deadline knobs (MODEL.md section 5).
+#pragma once
+
+#include "core/sim_time.hpp"
+
+namespace infersim {
+
+struct TaskKnobs {
+  double bytes_per_token = 4;
+  double mi_per_context_token = 12;
+  double mi_per_generated_token = 2000;
+  double ttft_budget_s = 2;
+  double decode_budget_s = 0.1;
+  double mips_per_core = 60000;
+};
+
+struct Task {
+  SimTime arrival;
+  double context_tokens = 0;  // whole numbers for recorded requests, reals for mean sizes
+  double generated_tokens = 0;
+  double length_mi = 0;
+  Duration exec;         // on one core
+  Duration first_token;  // from start to the first generated token leaving the core
+  double request_bits = 0;
+  double result_bits = 0;
+  Duration budget;  // the deadline, relative to arrival
+};
+
+// MODEL.md section 5, written out term by term in the order the spec gives.
+inline Task make_task(SimTime arrival, double context_tokens, double generated_tokens,
+                      const TaskKnobs& k) {
+  Task task;
+  task.arrival = arrival;
+  task.context_tokens = context_tokens;
+  task.generated_tokens = generated_tokens;
+  task.length_mi =
+      context_tokens * k.mi_per_context_token + generated_tokens * k.mi_per_generated_token;
+  task.exec = Duration::from_seconds(task.length_mi / k.mips_per_core);
+  task.first_token = generated_tokens >= 1
+                         ? Duration::from_seconds((context_tokens * k.mi_per_context_token +
+                                                   k.mi_per_generated_token) /
+                                                  k.mips_per_core)
+                         : task.exec;
+  task.request_bits = context_tokens * k.bytes_per_token * 8;
+  task.result_bits = generated_tokens * k.bytes_per_token * 8;
+  task.budget = Duration::from_seconds(k.ttft_budget_s + k.decode_budget_s * generated_tokens);
+  return task;
+}
+
+}  // namespace infersim

@@ -1,0 +1,45 @@
+// TraceTaskGenerator: one task per trace record, nothing drawn. Turns each
+// record's offset into an arrival (time scale, then time resolution, MODEL.md
+// section 3), fixes the run length and drops what arrives after it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/sim_time.hpp"
+#include "task/task.hpp"
+#include "trace/trace.hpp"
+
+namespace infersim {
+
+struct ArrivalKnobs {
+  double time_scale = 1;
+  Duration resolution;               // 0 = exact
+  std::optional<Duration> duration;  // the run length T; none = last arrival rounded up to a minute
+};
+
+// Section 3 steps 1 and 2 for one offset.
+SimTime arrival_for_offset(std::int64_t offset_ns, const ArrivalKnobs& knobs);
+// Section 3 step 2 alone: floor((t + R/2) / R) * R in integers.
+SimTime apply_resolution(SimTime t, Duration resolution);
+// Section 3 step 3 when no duration is given: ceil(t_last / 60 s) * 60 s.
+SimTime run_length_for(SimTime last_arrival);
+
+struct GeneratedTasks {
+  std::vector<Task> tasks;    // in issue order: arrival, then trace position
+  SimTime run_length;         // T
+  std::uint64_t dropped = 0;  // records arriving after T
+};
+
+class TraceTaskGenerator {
+ public:
+  TraceTaskGenerator(ArrivalKnobs arrival, TaskKnobs task) : arrival_(arrival), task_(task) {}
+  GeneratedTasks generate(const Trace& trace) const;
+
+ private:
+  ArrivalKnobs arrival_;
+  TaskKnobs task_;
+};
+
+}  // namespace infersim

@@ -1,0 +1,81 @@
+#include "trace/azure_csv_reader.hpp"
+
+#include <libfccp/csv.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "core/input_error.hpp"
+#include "trace/timestamp.hpp"
+
+namespace infersim {
+
+std::string parse_token_count(const char* text, std::uint32_t& out) {
+  const std::string_view field(text == nullptr ? "" : text);
+  if (field.empty()) return "empty, expected a token count";
+  std::uint64_t value = 0;
+  for (const char c : field) {
+    if (c < '0' || c > '9') {
+      if (field.front() == '-') return "'" + std::string(field) + "' is negative";
+      if (c == '.' || c == 'e' || c == 'E') {
+        return "'" + std::string(field) + "' is not a whole number of tokens";
+      }
+      return "'" + std::string(field.substr(0, 32)) + "' is not a number";
+    }
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (value > 0xffffffffULL) return "'" + std::string(field) + "' is too large (over 2^32 - 1)";
+  }
+  out = static_cast<std::uint32_t>(value);
+  return {};
+}
+
+Trace read_azure_csv(const std::string& path) {
+  Trace trace;
+  trace.path = path;
+  trace.format = "azure-csv";
+  try {
+    io::CSVReader<3, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>> in(path);
+    in.read_header(io::ignore_extra_column, "TIMESTAMP", "ContextTokens", "GeneratedTokens");
+    char* timestamp = nullptr;
+    char* context = nullptr;
+    char* generated = nullptr;
+    while (in.read_row(timestamp, context, generated)) {
+      const std::uint64_t line = in.get_file_line();
+      TraceRecord record;
+      const TimestampParse when = parse_datetime_ns(timestamp);
+      if (!when.error.empty()) throw InputError(path, line, "TIMESTAMP", when.error);
+      record.offset_ns = when.ns;
+      std::string error = parse_token_count(context, record.context_tokens);
+      if (!error.empty()) throw InputError(path, line, "ContextTokens", error);
+      error = parse_token_count(generated, record.generated_tokens);
+      if (!error.empty()) throw InputError(path, line, "GeneratedTokens", error);
+      trace.records.push_back(record);
+    }
+  } catch (const io::error::can_not_open_file&) {
+    throw InputError(path, 0, "",
+                     "cannot open the trace file (does it exist? see trace/README.md)");
+  } catch (const io::error::header_missing&) {
+    throw InputError(path, 1, "",
+                     "empty file: expected a header TIMESTAMP,ContextTokens,GeneratedTokens");
+  } catch (const io::error::missing_column_in_header& e) {
+    throw InputError(path, 1, e.column_name, "column missing from the header");
+  } catch (const io::error::duplicated_column_in_header& e) {
+    throw InputError(path, 1, e.column_name, "column appears twice in the header");
+  } catch (const io::error::too_few_columns& e) {
+    throw InputError(path, static_cast<std::uint64_t>(e.file_line), "",
+                     "too few fields on the line");
+  } catch (const io::error::too_many_columns& e) {
+    throw InputError(path, static_cast<std::uint64_t>(e.file_line), "",
+                     "too many fields on the line");
+  } catch (const io::error::line_length_limit_exceeded& e) {
+    throw InputError(path, static_cast<std::uint64_t>(e.file_line), "",
+                     "line too long for a CSV line (is this a CSV file?)");
+  } catch (const io::error::base& e) {
+    throw InputError(path, 0, "", e.what());
+  }
+  if (trace.records.empty()) throw InputError(path, 2, "", "no requests after the header");
+  normalize_trace(trace);
+  return trace;
+}
+
+}  // namespace infersim

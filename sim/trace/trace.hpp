@@ -1,0 +1,34 @@
+// A trace in memory: the records of one file in arrival order (MODEL.md
+// section 2), with the origin and the facts about the file a run reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace infersim {
+
+// One recorded request. offset_ns is relative to the trace's origin (the
+// smallest timestamp in the file).
+struct TraceRecord {
+  std::int64_t offset_ns = 0;
+  std::uint32_t context_tokens = 0;
+  std::uint32_t generated_tokens = 0;
+};
+
+struct Trace {
+  std::string path;
+  std::string format;          // e.g. "azure-csv"
+  std::int64_t origin_ns = 0;  // absolute time of offset 0, ns since 1970-01-01 UTC
+  std::vector<TraceRecord> records;
+  std::uint64_t out_of_order = 0;  // lines whose timestamp was earlier than the line before
+
+  std::uint64_t total_context_tokens() const;
+  std::uint64_t total_generated_tokens() const;
+};
+
+// Takes records holding absolute timestamps in offset_ns, subtracts the
+// smallest, and stably sorts them by offset; counts the lines out of order.
+void normalize_trace(Trace& trace);
+
+}  // namespace infersim
