@@ -52,8 +52,9 @@ Trace read_azure_csv(const std::string& path) {
       trace.records.push_back(record);
     }
   } catch (const io::error::can_not_open_file&) {
-    throw InputError(path, 0, "",
-                     "cannot open the trace file (does it exist? see trace/README.md)");
+    throw InputError(
+        path, 0, "",
+        "cannot open the trace file (the published traces are fetched by trace/fetch)");
   } catch (const io::error::header_missing&) {
     throw InputError(path, 1, "",
                      "empty file: expected a header TIMESTAMP,ContextTokens,GeneratedTokens");

@@ -92,9 +92,12 @@ TimestampParse parse_datetime_ns(std::string_view text) {
   const std::int64_t days =
       days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
-  std::int64_t ns;
-  if (__builtin_mul_overflow(seconds, std::int64_t{1'000'000'000}, &ns) ||
-      __builtin_add_overflow(ns, fraction_ns, &ns)) {
+  // In 128 bits, so that the first representable nanosecond of 1677 (whose whole
+  // seconds alone fall below the range) is still read.
+  __extension__ typedef __int128 Int128;
+  const Int128 total = static_cast<Int128>(seconds) * 1'000'000'000 + fraction_ns;
+  const std::int64_t ns = static_cast<std::int64_t>(total);
+  if (total != ns) {
     return fail("'" + std::string(text) + "' is outside the int64 nanosecond range (1677 to 2262)");
   }
   return TimestampParse{ns, {}};

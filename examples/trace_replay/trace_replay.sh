@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Replays the seed's example on the Azure code trace at the seed's one-second
+# clock: the default scenario, a looser decode budget, a cheaper generated token
+# and the first ten minutes, then prints the seed's tables (recorded column).
+#
+#   examples/trace_replay/trace_replay.sh [--infersim PATH] [--output DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+infersim=$root/build/infersim
+output=$root/examples/trace_replay/output
+while [ $# -gt 0 ]; do
+  case $1 in
+    --infersim) infersim=$2; shift 2 ;;
+    --output) output=$2; shift 2 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) echo "trace_replay.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+trace=$root/trace/azure_llm_code_1h.csv
+[ -f "$trace" ] || { echo "trace_replay.sh: $trace is missing; run trace/fetch" >&2; exit 2; }
+
+run() {  # run NAME FLAGS...: one run folder per scenario
+  local name=$1; shift
+  "$infersim" run --trace "$trace" --time-resolution 1s --output "$output/$name" --force "$@"
+}
+run default
+run decode_budget_0.5 --decode-budget 0.5
+run mi_per_generated_token_1000 --mi-per-generated-token 1000
+run first_ten_minutes 50 600 42
+
+# figure RUN KEY: one summary figure, read from the run's summary.csv by column name.
+figure() {
+  awk -F, -v key="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i }
+                       NR == 2 { print $col[key] }' "$output/$1/summary.csv"
+}
+
+echo
+echo "Metric                                  Recorded trace"
+d=default
+printf '%-39s %s\n' "Requests generated" "$(figure $d requests)"
+printf '%-39s %.2f s\n' "Total compute executed" "$(figure $d compute_s)"
+printf '%-39s %.3f s\n' "Average task execution time" "$(figure $d avg_exec_s)"
+printf '%-39s %.2f %%\n' "Average edge CPU utilization" "$(awk "BEGIN{print 100*$(figure $d utilization)}")"
+printf '%-39s %.2f s\n' "Total time spent waiting" "$(figure $d waiting_total_s)"
+printf '%-39s %.3f s\n' "Average task waiting time" "$(figure $d avg_wait_s)"
+printf '%-39s %.2f %% (%s)\n' "Requests that completed successfully" \
+  "$(awk "BEGIN{print 100*$(figure $d success_rate)}")" "$(figure $d deadline_met)"
+printf '%-39s %.3f s\n' "Average request makespan" "$(figure $d avg_makespan_ok_s)"
+printf '%-39s %.2f MB\n' "Total traffic" "$(figure $d traffic_mb)"
+printf '%-39s %.2f Wh\n' "Energy of the run" "$(figure $d energy_wh)"
+
+echo
+echo "Run                                     Edge CPU utilization  Average waiting time  Successful requests"
+for pair in "default:recorded trace, default budget" "decode_budget_0.5:--decode-budget=0.5" \
+            "mi_per_generated_token_1000:--mi-per-generated-token=1000"; do
+  r=${pair%%:*}
+  printf '%-39s %6.2f %%              %8.3f s            %.2f %% (%s)\n' "${pair#*:}" \
+    "$(awk "BEGIN{print 100*$(figure "$r" utilization)}")" "$(figure "$r" avg_wait_s)" \
+    "$(awk "BEGIN{print 100*$(figure "$r" success_rate)}")" "$(figure "$r" deadline_met)"
+done

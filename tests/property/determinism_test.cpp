@@ -1,0 +1,52 @@
+// The same inputs give byte-identical run folders, but for the wall-clock
+// time settings.json records.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+namespace fs = std::filesystem;
+
+std::string without_written_at(const std::string& settings_json) {
+  auto doc = nlohmann::ordered_json::parse(settings_json);
+  EXPECT_TRUE(doc["meta"].contains("written_at"));
+  doc["meta"].erase("written_at");
+  return doc.dump(2);
+}
+
+TEST(Determinism, TwoRunsWriteIdenticalFiles) {
+  const fs::path dir = test::fresh_dir();
+  const std::string trace = test::seed_trace();
+  for (const char* name : {"a", "b"}) {
+    const auto r = test::run_cli({"run", "--trace", trace, "--output", (dir / name).string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  for (const char* file : {"summary.json", "summary.csv", "requests.csv"}) {
+    const std::string a = test::read_file(dir / "a" / file);
+    EXPECT_FALSE(a.empty()) << file;
+    EXPECT_EQ(a, test::read_file(dir / "b" / file)) << file;
+  }
+  EXPECT_EQ(without_written_at(test::read_file(dir / "a" / "settings.json")),
+            without_written_at(test::read_file(dir / "b" / "settings.json")));
+}
+
+TEST(Determinism, SeparateProcessesAgreeToo) {
+  const fs::path dir = test::fresh_dir();
+  const std::string trace = test::seed_trace();
+  for (const char* name : {"a", "b"}) {
+    const std::string command = std::string(INFERSIM_BINARY) + " run --trace " + trace +
+                                " --time-resolution 1s --output " + (dir / name).string() +
+                                " > /dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  EXPECT_EQ(test::read_file(dir / "a" / "requests.csv"),
+            test::read_file(dir / "b" / "requests.csv"));
+  EXPECT_EQ(test::read_file(dir / "a" / "summary.json"),
+            test::read_file(dir / "b" / "summary.json"));
+}
+
+}  // namespace
+}  // namespace infersim

@@ -1,0 +1,184 @@
+// The command line in-process: flags, errors, and the run folder contract.
+#include "cli/command_line.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+constexpr const char* kTrace =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2024-01-01 00:00:00.000,1000,10\n"
+    "2024-01-01 00:00:00.250,500,0\n"
+    "2024-01-01 00:01:30.500,2000,20\n";
+
+class CommandLine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_dir();
+    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
+  }
+  test::CliResult run(std::vector<std::string> extra, const std::string& folder = "run") {
+    std::vector<std::string> args = {"run", "--trace", trace_, "--output",
+                                     (dir_ / folder).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  }
+  fs::path dir_;
+  std::string trace_;
+};
+
+TEST_F(CommandLine, VersionNamesTheProgram) {
+  const auto r = test::run_cli({"--version"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, HasSubstr("infersim 0."));
+}
+
+TEST_F(CommandLine, UnknownCommandSuggestsTheNearest) {
+  const auto r = test::run_cli({"rnu"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("did you mean run?"));
+}
+
+TEST_F(CommandLine, UnknownFlagSuggestsTheNearest) {
+  const auto r = run({"--core", "4"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--core: unknown option (did you mean --cores?)"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+TEST_F(CommandLine, BadValuesSayWhatIsAllowed) {
+  EXPECT_THAT(run({"--cores", "0"}).err, HasSubstr("--cores: must be a whole number from 1"));
+  EXPECT_THAT(run({"--cores", "two"}).err, HasSubstr("--cores: expected a whole number"));
+  EXPECT_THAT(run({"--mips-per-core", "-5"}).err,
+              HasSubstr("--mips-per-core: must be greater than 0"));
+  EXPECT_THAT(run({"--per-request", "json"}).err, HasSubstr("must be csv or none"));
+  EXPECT_THAT(run({"--time-resolution", "soon"}).err,
+              HasSubstr("--time-resolution: expected exact"));
+  EXPECT_EQ(run({"--cores", "0"}).status, 2);
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+TEST_F(CommandLine, TimeResolutionTakesUnits) {
+  EXPECT_EQ(parse_time_resolution("exact", "x"), 0);
+  EXPECT_EQ(parse_time_resolution("1s", "x"), 1);
+  EXPECT_DOUBLE_EQ(parse_time_resolution("10ms", "x"), 0.01);
+  EXPECT_DOUBLE_EQ(parse_time_resolution("250us", "x"), 250e-6);
+  EXPECT_DOUBLE_EQ(parse_time_resolution("0.5", "x"), 0.5);
+  EXPECT_THROW(parse_time_resolution("-1s", "x"), InputError);
+}
+
+TEST_F(CommandLine, PositionalArgumentsAreDevicesDurationSeed) {
+  const auto r = run({"3", "60", "7"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["run"]["devices"], 3);
+  EXPECT_EQ(settings["run"]["duration_s"], 60.0);
+  EXPECT_EQ(settings["run"]["seed"], 7);
+  EXPECT_THAT(r.out, HasSubstr("2 requests scheduled between 0 and 0.25 s, 1 dropped because they "
+                               "arrive after the end of the run at 60 s."));
+}
+
+TEST_F(CommandLine, WritesTheRunFolderOfTheContract) {
+  const auto r = run({});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name : {"settings.json", "summary.json", "summary.csv", "requests.csv"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "run" / name)) << name;
+  }
+  const std::string requests = test::read_file(dir_ / "run" / "requests.csv");
+  EXPECT_EQ(std::count(requests.begin(), requests.end(), '\n'), 4);
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["trace"]["format"], "azure-csv");
+  EXPECT_EQ(settings["trace"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(settings["meta"]["program"], "infersim");
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "run" / "summary.json"));
+  EXPECT_EQ(summary["requests"], 3);
+  EXPECT_THAT(r.out, HasSubstr("recorded   tasks=     3 ok=     3"));
+}
+
+TEST_F(CommandLine, PerRequestNoneWritesNoRequestsFile) {
+  ASSERT_EQ(run({"--per-request", "none"}).status, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "requests.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "summary.json"));
+}
+
+TEST_F(CommandLine, SettingsFileFeedsBackTheSameRun) {
+  ASSERT_EQ(run({"--cores", "1", "--decode-budget", "0.01", "--time-resolution", "1s"}).status, 0);
+  const auto again = test::run_cli({"run", "--settings", (dir_ / "run" / "settings.json").string(),
+                                    "--output", (dir_ / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir_ / "again" / "summary.json"),
+            test::read_file(dir_ / "run" / "summary.json"));
+  EXPECT_EQ(test::read_file(dir_ / "again" / "requests.csv"),
+            test::read_file(dir_ / "run" / "requests.csv"));
+  // and the knobs did change the run
+  ASSERT_EQ(run({}, "default").status, 0);
+  EXPECT_NE(test::read_file(dir_ / "default" / "summary.json"),
+            test::read_file(dir_ / "run" / "summary.json"));
+}
+
+TEST_F(CommandLine, FlagsOverrideTheSettingsFile) {
+  test::write_file(dir_ / "s.json", R"({"server": {"cores": 3}, "run": {"devices": 5}})");
+  ASSERT_EQ(run({"--settings", (dir_ / "s.json").string(), "--cores", "2"}).status, 0);
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["server"]["cores"], 2);
+  EXPECT_EQ(settings["run"]["devices"], 5);
+}
+
+TEST_F(CommandLine, PinnedDigestRefusesAnotherTrace) {
+  const nlohmann::json pinned = {{"trace", {{"path", trace_}, {"sha256", std::string(64, '0')}}}};
+  test::write_file(dir_ / "s.json", pinned.dump());
+  const auto r = test::run_cli(
+      {"run", "--settings", (dir_ / "s.json").string(), "--output", (dir_ / "run").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("trace.sha256"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+  // --trace lifts the pin
+  const auto lifted = test::run_cli({"run", "--settings", (dir_ / "s.json").string(), "--trace",
+                                     trace_, "--output", (dir_ / "run").string()});
+  EXPECT_EQ(lifted.status, 0) << lifted.err;
+}
+
+TEST_F(CommandLine, ExistingRunFolderIsRefusedAndUntouchedWithoutForce) {
+  ASSERT_EQ(run({}).status, 0);
+  const std::string before = test::read_file(dir_ / "run" / "summary.json");
+  const auto refused = run({"--cores", "1"});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_THAT(refused.err, HasSubstr("--force"));
+  EXPECT_EQ(test::read_file(dir_ / "run" / "summary.json"), before);
+  ASSERT_EQ(run({"--cores", "1", "--decode-budget", "0", "--force"}).status, 0);
+  EXPECT_NE(test::read_file(dir_ / "run" / "summary.json"), before);
+}
+
+TEST_F(CommandLine, BadTraceLeavesNoRunFolder) {
+  test::write_file(dir_ / "bad.csv",
+                   "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-13-01 00:00:00,1,1\n");
+  const auto r = test::run_cli(
+      {"run", "--trace", (dir_ / "bad.csv").string(), "--output", (dir_ / "run").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("bad.csv:2: TIMESTAMP: month 13 does not exist"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+TEST_F(CommandLine, RunHelpListsEveryKnob) {
+  const auto r = test::run_cli({"run", "--help"});
+  EXPECT_EQ(r.status, 0);
+  for (const char* flag :
+       {"--trace", "--settings", "--devices", "--duration", "--seed", "--time-resolution",
+        "--time-scale", "--bytes-per-token", "--mi-per-context-token", "--mi-per-generated-token",
+        "--ttft-budget", "--decode-budget", "--cores", "--mips-per-core", "--idle-power",
+        "--max-power", "--output", "--force", "--per-request"}) {
+    EXPECT_THAT(r.out, HasSubstr(flag));
+  }
+}
+
+}  // namespace
+}  // namespace infersim

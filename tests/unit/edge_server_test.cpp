@@ -1,0 +1,64 @@
+#include "model/edge_server.hpp"
+
+#include <gtest/gtest.h>
+
+namespace infersim {
+namespace {
+
+SimTime t(std::int64_t ns) {
+  return SimTime::ns(ns);
+}
+Duration d(std::int64_t ns) {
+  return Duration::ns(ns);
+}
+
+TEST(EdgeServer, StartsAtOnceWhileACoreIsFree) {
+  EdgeServer server(2);
+  const CoreAssignment a = server.assign(t(100), d(50));
+  EXPECT_EQ(a.start, t(100));
+  EXPECT_EQ(a.finish, t(150));
+  const CoreAssignment b = server.assign(t(100), d(70));
+  EXPECT_EQ(b.start, t(100));
+  EXPECT_NE(a.core, b.core);
+}
+
+TEST(EdgeServer, ServesInIssueOrderWhenCoresAreBusy) {
+  EdgeServer server(2);
+  server.assign(t(0), d(100));                           // core 0 until 100
+  server.assign(t(0), d(40));                            // core 1 until 40
+  const CoreAssignment c = server.assign(t(10), d(30));  // earliest free: core 1 at 40
+  EXPECT_EQ(c.core, 1u);
+  EXPECT_EQ(c.start, t(40));
+  EXPECT_EQ(c.finish, t(70));
+  const CoreAssignment e =
+      server.assign(t(5), d(10));  // issued later, arrived earlier: waits its turn
+  EXPECT_EQ(e.start, t(70));
+  EXPECT_EQ(server.busy(), d(180));
+}
+
+TEST(EdgeServer, EqualFreeTimesGoToTheLowestCore) {
+  EdgeServer server(3);
+  EXPECT_EQ(server.assign(t(0), d(10)).core, 0u);
+  EXPECT_EQ(server.assign(t(0), d(10)).core, 1u);
+  EXPECT_EQ(server.assign(t(0), d(10)).core, 2u);
+  EXPECT_EQ(server.assign(t(0), d(10)).core, 0u);  // all free at 10: lowest index
+}
+
+TEST(EdgeServer, MoreRequestsThanCoresQueueUp) {
+  EdgeServer server(1);
+  std::int64_t expected_start = 0;
+  for (int i = 0; i < 5; ++i) {
+    const CoreAssignment a = server.assign(t(0), d(7));
+    EXPECT_EQ(a.start, t(expected_start));
+    expected_start += 7;
+  }
+}
+
+TEST(EdgeServer, AnIdleCoreWaitsForTheRequest) {
+  EdgeServer server(1);
+  server.assign(t(0), d(10));
+  EXPECT_EQ(server.assign(t(1000), d(10)).start, t(1000));
+}
+
+}  // namespace
+}  // namespace infersim

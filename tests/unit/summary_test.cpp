@@ -1,0 +1,57 @@
+#include "report/summary.hpp"
+
+#include <gtest/gtest.h>
+
+namespace infersim {
+namespace {
+
+TEST(Percentile, InterpolatesLinearlyLikeNumPy) {
+  std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(*percentile(v, 0.5), 2.5);  // numpy.percentile([1,2,3,4], 50)
+  v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(*percentile(v, 0.9), 3.7);
+  v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(*percentile(v, 0.99), 3.9699999999999998);  // numpy gives 3.9699999999999998
+  v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(*percentile(v, 0), 1);
+  v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(*percentile(v, 1), 4);
+}
+
+TEST(Percentile, OneValueAndNone) {
+  std::vector<double> one = {7};
+  EXPECT_DOUBLE_EQ(*percentile(one, 0.99), 7);
+  std::vector<double> none;
+  EXPECT_FALSE(percentile(none, 0.5).has_value());
+}
+
+TEST(SummaryCollector, NoRequestsGiveNullAveragesNotNaN) {
+  SummaryCollector collector;
+  const EnergyModel energy(EnergyKnobs{});
+  const Summary s = collector.summarize({SimTime::from_seconds(60), 3, 8, &energy});
+  EXPECT_EQ(*s.get("requests"), 0);
+  EXPECT_EQ(*s.get("dropped"), 3);
+  EXPECT_FALSE(s.get("avg_wait_s").has_value());
+  EXPECT_FALSE(s.get("success_rate").has_value());
+  EXPECT_FALSE(s.get("makespan_p50_s").has_value());
+  EXPECT_DOUBLE_EQ(*s.get("energy_wh"), 420.0 * 60 / 3600);
+  EXPECT_THROW(s.get("no_such_figure"), std::out_of_range);
+}
+
+TEST(SummaryCollector, EndIsTheLaterOfTheRunAndTheLastResponse) {
+  SummaryCollector collector;
+  const Task task = make_task(SimTime::zero(), 0, 0, TaskKnobs{});
+  RequestOutcome o;
+  o.response = SimTime::from_seconds(90);
+  o.server_arrival = o.start = o.finish = o.first_token = SimTime::zero();
+  collector.on_issued(0, task, o);
+  const EnergyModel energy(EnergyKnobs{});
+  const Summary s = collector.summarize({SimTime::from_seconds(60), 0, 8, &energy});
+  EXPECT_DOUBLE_EQ(*s.get("end_s"), 90);
+  EXPECT_DOUBLE_EQ(*s.get("run_length_s"), 60);
+  EXPECT_EQ(*s.get("deadline_met"), 0);  // 90 s against a 2 s budget
+  EXPECT_FALSE(s.get("avg_makespan_ok_s").has_value());
+}
+
+}  // namespace
+}  // namespace infersim

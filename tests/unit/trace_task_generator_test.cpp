@@ -1,0 +1,72 @@
+#include "task/trace_task_generator.hpp"
+
+#include <gtest/gtest.h>
+
+namespace infersim {
+namespace {
+
+Trace trace_of(std::vector<std::int64_t> offsets_ns) {
+  Trace trace;
+  for (std::int64_t t : offsets_ns)
+    trace.records.push_back(TraceRecord{t, 100, 2});
+  return trace;
+}
+
+TEST(TraceTaskGenerator, ResolutionRoundsHalfUpInIntegers) {
+  const Duration second = Duration::from_seconds(1);
+  EXPECT_EQ(apply_resolution(SimTime::ns(499'999'999), second), SimTime::ns(0));
+  EXPECT_EQ(apply_resolution(SimTime::ns(500'000'000), second), SimTime::ns(1'000'000'000));
+  EXPECT_EQ(apply_resolution(SimTime::ns(1'499'999'999), second), SimTime::ns(1'000'000'000));
+  EXPECT_EQ(apply_resolution(SimTime::ns(1'234), Duration::zero()), SimTime::ns(1'234));
+  // odd resolution: R/2 truncates to 1, so 1 ns rounds down and 2 ns up
+  EXPECT_EQ(apply_resolution(SimTime::ns(1), Duration::ns(3)), SimTime::ns(0));
+  EXPECT_EQ(apply_resolution(SimTime::ns(2), Duration::ns(3)), SimTime::ns(3));
+  EXPECT_EQ(apply_resolution(SimTime::ns(4), Duration::ns(3)), SimTime::ns(3));
+}
+
+TEST(TraceTaskGenerator, TimeScaleComesBeforeResolution) {
+  ArrivalKnobs knobs;
+  knobs.time_scale = 0.5;
+  knobs.resolution = Duration::from_seconds(1);
+  // 2.6 s scaled to 1.3 s, then rounded to 1 s; rounding first would give 1.5 s.
+  EXPECT_EQ(arrival_for_offset(2'600'000'000, knobs), SimTime::ns(1'000'000'000));
+}
+
+TEST(TraceTaskGenerator, RunLengthIsTheLastArrivalRoundedUpToAMinute) {
+  EXPECT_EQ(run_length_for(SimTime::from_seconds(3435.95)), SimTime::from_seconds(3480));
+  EXPECT_EQ(run_length_for(SimTime::from_seconds(60)), SimTime::from_seconds(60));
+  EXPECT_EQ(run_length_for(SimTime::ns(60'000'000'001)), SimTime::from_seconds(120));
+  EXPECT_EQ(run_length_for(SimTime::zero()), SimTime::zero());
+}
+
+TEST(TraceTaskGenerator, OneTaskPerRecordInOrder) {
+  const TraceTaskGenerator generator(ArrivalKnobs{}, TaskKnobs{});
+  const GeneratedTasks out = generator.generate(trace_of({0, 5, 5, 90'000'000'000}));
+  ASSERT_EQ(out.tasks.size(), 4u);
+  EXPECT_EQ(out.tasks[1].arrival, SimTime::ns(5));
+  EXPECT_EQ(out.tasks[3].arrival, SimTime::from_seconds(90));
+  EXPECT_EQ(out.run_length, SimTime::from_seconds(120));
+  EXPECT_EQ(out.dropped, 0u);
+}
+
+TEST(TraceTaskGenerator, DropsAndCountsWhatArrivesAfterTheRun) {
+  ArrivalKnobs knobs;
+  knobs.duration = Duration::from_seconds(10);
+  const TraceTaskGenerator generator(knobs, TaskKnobs{});
+  const GeneratedTasks out =
+      generator.generate(trace_of({0, 10'000'000'000, 10'000'000'001, 20'000'000'000}));
+  EXPECT_EQ(out.tasks.size(), 2u);  // t == T is kept
+  EXPECT_EQ(out.dropped, 2u);
+  EXPECT_EQ(out.run_length, SimTime::from_seconds(10));
+}
+
+TEST(TraceTaskGenerator, ZeroDurationKeepsOnlyRequestsAtTimeZero) {
+  ArrivalKnobs knobs;
+  knobs.duration = Duration::zero();
+  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(trace_of({0, 0, 1}));
+  EXPECT_EQ(out.tasks.size(), 2u);
+  EXPECT_EQ(out.dropped, 1u);
+}
+
+}  // namespace
+}  // namespace infersim
