@@ -1,0 +1,469 @@
+// Unit tests of scenario/settings: the seed scenario's defaults, settings files
+// holding any subset of keys, and the errors for unknown keys, wrong types and
+// impossible values (all `FILE: FIELD: what` InputErrors).
+#include "scenario/settings.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "core/input_error.hpp"
+
+namespace infersim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using json = nlohmann::json;
+
+// Runs `action`, which must throw InputError, and returns the message.
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError was thrown";
+  return {};
+}
+
+// Applies a settings document (given as JSON text) to default settings and
+// returns the error it must raise.
+std::string json_error(const std::string& document) {
+  Settings settings;
+  return error_of([&] { apply_settings_json(settings, json::parse(document), "test.json"); });
+}
+
+// Gives each test the files it writes, under the test temporary directory,
+// each with a name of its own, and removes them when the test ends.
+class SettingsFile : public ::testing::Test {
+ protected:
+  std::string write_temp_file(const std::string& stem, const std::string& bytes) {
+    static int counter = 0;
+    const std::string path = ::testing::TempDir() + "infersim_settings_" + stem + "_" +
+                             std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".json";
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    out.close();
+    EXPECT_TRUE(out.good()) << "could not write " << path;
+    written_.push_back(path);
+    return path;
+  }
+
+  void TearDown() override {
+    for (const std::string& path : written_)
+      std::remove(path.c_str());
+  }
+
+ private:
+  std::vector<std::string> written_;
+};
+
+TEST(Settings, DefaultsAreTheSeedScenario) {
+  const Settings s;
+  EXPECT_EQ(s.devices, 50u);
+  EXPECT_FALSE(s.duration_s.has_value());
+  EXPECT_EQ(s.seed, 42u);
+  EXPECT_EQ(s.time_resolution_s, 0.0);
+  EXPECT_EQ(s.time_scale, 1.0);
+  EXPECT_EQ(s.bytes_per_token, 4.0);
+  EXPECT_EQ(s.mi_per_context_token, 12.0);
+  EXPECT_EQ(s.mi_per_generated_token, 2000.0);
+  EXPECT_EQ(s.ttft_budget_s, 2.0);
+  EXPECT_EQ(s.decode_budget_s, 0.1);
+  EXPECT_EQ(s.cores, 8u);
+  EXPECT_EQ(s.mips_per_core, 60000.0);
+  EXPECT_EQ(s.idle_power_w, 420.0);
+  EXPECT_EQ(s.max_power_w, 720.0);
+  ASSERT_EQ(s.hops.size(), 2u);
+  EXPECT_EQ(s.hops[0].name, "wifi");
+  EXPECT_EQ(s.hops[0].latency_s, 0.005);
+  EXPECT_EQ(s.hops[0].bandwidth_mbps, 1300.0);
+  EXPECT_EQ(s.hops[1].name, "man");
+  EXPECT_EQ(s.hops[1].latency_s, 0.010);
+  EXPECT_EQ(s.hops[1].bandwidth_mbps, 1000.0);
+  EXPECT_EQ(s.device_tx_nj_per_bit, 283.17);
+  EXPECT_EQ(s.device_rx_nj_per_bit, 137.01);
+  EXPECT_EQ(s.trace_format, "auto");
+  EXPECT_FALSE(s.trace_sha256.has_value());
+  EXPECT_EQ(s.per_request, "csv");
+}
+
+TEST(Settings, CommittedDefaultFileHoldsTheDefaults) {
+  // settings/default.json documents every key with its default value.
+  const std::string path = std::string(INFERSIM_SOURCE_DIR) + "/settings/default.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot open " << path;
+  const json committed = json::parse(in);
+  EXPECT_EQ(committed, json::parse(settings_to_json(Settings{}).dump()));
+  Settings settings;
+  apply_settings_file(settings, path);
+  EXPECT_EQ(settings_to_json(settings).dump(), settings_to_json(Settings{}).dump());
+}
+
+TEST(Settings, DefaultsPassValidation) {
+  const Settings s;
+  EXPECT_NO_THROW(validate_settings(s, "defaults"));
+}
+
+TEST(Settings, KnobsCarryTheSettings) {
+  const Settings s;
+  const EnergyKnobs energy = s.energy_knobs();
+  EXPECT_EQ(energy.idle_power_w, 420.0);
+  EXPECT_EQ(energy.max_power_w, 720.0);
+  EXPECT_EQ(energy.device_tx_nj_per_bit, 283.17);
+  EXPECT_EQ(energy.device_rx_nj_per_bit, 137.01);
+}
+
+TEST(Settings, KeysAreListedInFileOrder) {
+  const std::vector<std::string>& keys = settings_keys();
+  ASSERT_FALSE(keys.empty());
+  EXPECT_EQ(keys.front(), "run.devices");
+  EXPECT_EQ(keys.back(), "output.per_request");
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "server.cores"), keys.end());
+  EXPECT_NE(std::find(keys.begin(), keys.end(), "network.hops"), keys.end());
+}
+
+TEST_F(SettingsFile, SubsetFileChangesOnlyItsKeys) {
+  const std::string path =
+      write_temp_file("subset",
+                      "{\n"
+                      "  \"server\": {\"cores\": 16, \"mips_per_core\": 1e5},\n"
+                      "  \"deadline\": {\"decode_budget_s\": 0.5}\n"
+                      "}\n");
+  Settings settings;
+  apply_settings_file(settings, path);
+  EXPECT_EQ(settings.cores, 16u);
+  EXPECT_EQ(settings.mips_per_core, 100000.0);
+  EXPECT_EQ(settings.decode_budget_s, 0.5);
+
+  // Everything else is still the default: compare the whole documents.
+  nlohmann::ordered_json expected = settings_to_json(Settings{});
+  expected["server"]["cores"] = 16;
+  expected["server"]["mips_per_core"] = 100000.0;
+  expected["deadline"]["decode_budget_s"] = 0.5;
+  EXPECT_EQ(settings_to_json(settings).dump(), expected.dump());
+}
+
+TEST_F(SettingsFile, SeedOneSecondClockStyleFileSetsTheResolution) {
+  const std::string path = write_temp_file("clock", R"({"run": {"time_resolution_s": 1}})");
+  Settings settings;
+  apply_settings_file(settings, path);
+  EXPECT_EQ(settings.time_resolution_s, 1.0);
+  EXPECT_EQ(settings.devices, 50u);
+  EXPECT_EQ(settings.cores, 8u);
+}
+
+TEST(Settings, UnknownKeyIsNamedWithTheNearestKnownKey) {
+  const std::string message = json_error(R"({"server": {"core": 4}})");
+  EXPECT_THAT(message, StartsWith("test.json: server.core: unknown key"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'server.cores'?"));
+}
+
+TEST(Settings, UnknownKeyFarFromEveryKeyHasNoSuggestion) {
+  const std::string message = json_error(R"({"server": {"frobnication_level": 4}})");
+  EXPECT_THAT(message, HasSubstr("server.frobnication_level: unknown key"));
+  EXPECT_THAT(message, Not(HasSubstr("did you mean")));
+}
+
+TEST(Settings, UnknownSectionIsNamedWithTheNearestSection) {
+  const std::string message = json_error(R"({"sever": {"cores": 4}})");
+  EXPECT_THAT(message, StartsWith("test.json: sever: unknown section"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'server'?"));
+}
+
+TEST(Settings, SectionThatIsNotAnObjectIsRefused) {
+  EXPECT_THAT(json_error(R"({"server": 8})"), HasSubstr("server: expected an object of keys"));
+}
+
+TEST(Settings, DocumentThatIsNotAnObjectIsRefused) {
+  EXPECT_THAT(json_error("[1, 2]"), HasSubstr("expected a JSON object of sections"));
+}
+
+TEST(Settings, StringForCoresIsAWrongType) {
+  const std::string message = json_error(R"({"server": {"cores": "8"}})");
+  EXPECT_THAT(message, StartsWith("test.json: server.cores: "));
+  EXPECT_THAT(message, HasSubstr("expected a whole number, got \"8\""));
+}
+
+TEST(Settings, StringForARealKnobIsAWrongType) {
+  EXPECT_THAT(json_error(R"({"server": {"mips_per_core": "fast"}})"),
+              HasSubstr("server.mips_per_core: expected a number, got \"fast\""));
+}
+
+TEST(Settings, ZeroCoresAreImpossible) {
+  const std::string message = json_error(R"({"server": {"cores": 0}})");
+  EXPECT_THAT(message, StartsWith("test.json: server.cores: "));
+  EXPECT_THAT(message, HasSubstr("must be a whole number from 1"));
+  EXPECT_THAT(message, HasSubstr("got 0"));
+}
+
+TEST(Settings, NegativeCoresAreImpossible) {
+  EXPECT_THAT(json_error(R"({"server": {"cores": -2}})"),
+              HasSubstr("server.cores: must be a whole number from 1"));
+}
+
+TEST(Settings, NegativeMipsAreImpossible) {
+  const std::string message = json_error(R"({"server": {"mips_per_core": -60000}})");
+  EXPECT_THAT(message, StartsWith("test.json: server.mips_per_core: "));
+  EXPECT_THAT(message, HasSubstr("must be greater than 0"));
+}
+
+TEST(Settings, ZeroMipsAreImpossible) {
+  EXPECT_THAT(json_error(R"({"server": {"mips_per_core": 0}})"),
+              HasSubstr("server.mips_per_core: must be greater than 0"));
+}
+
+TEST(Settings, FractionalDevicesAreRefused) {
+  const std::string message = json_error(R"({"run": {"devices": 2.5}})");
+  EXPECT_THAT(message, StartsWith("test.json: run.devices: "));
+  EXPECT_THAT(message, HasSubstr("expected a whole number, got 2.5"));
+}
+
+TEST(Settings, NegativeBudgetIsRefused) {
+  EXPECT_THAT(json_error(R"({"deadline": {"ttft_budget_s": -1}})"),
+              HasSubstr("deadline.ttft_budget_s: must be at least 0"));
+}
+
+TEST(Settings, DurationTooLongForTheNanosecondClockIsRefused) {
+  EXPECT_THAT(json_error(R"({"run": {"duration_s": 1e10}})"),
+              HasSubstr("run.duration_s: 10000000000.0 s does not fit the nanosecond clock"));
+}
+
+TEST(Settings, DurationNullMeansUntilTheLastArrival) {
+  Settings settings;
+  apply_settings_json(settings, json::parse(R"({"run": {"duration_s": 3600}})"), "a.json");
+  ASSERT_TRUE(settings.duration_s.has_value());
+  EXPECT_EQ(*settings.duration_s, 3600.0);
+  apply_settings_json(settings, json::parse(R"({"run": {"duration_s": null}})"), "b.json");
+  EXPECT_FALSE(settings.duration_s.has_value());
+}
+
+TEST(Settings, ChoiceOutsideTheListIsRefused) {
+  EXPECT_THAT(json_error(R"({"output": {"per_request": "parquet"}})"),
+              HasSubstr("output.per_request: must be csv or none, got \"parquet\""));
+}
+
+TEST(Settings, Sha256MustBeSixtyFourLowerCaseHexDigits) {
+  EXPECT_THAT(json_error(R"({"trace": {"sha256": "ABC"}})"),
+              HasSubstr("trace.sha256: expected 64 lower-case hex digits"));
+  Settings settings;
+  const std::string digest(64, 'a');
+  apply_settings_json(settings, json{{"trace", {{"sha256", digest}}}}, "ok.json");
+  EXPECT_EQ(settings.trace_sha256, digest);
+}
+
+TEST(Settings, MaxPowerBelowIdlePowerNamesMaxPower) {
+  const std::string message = json_error(R"({"server": {"max_power_w": 300}})");
+  EXPECT_THAT(message, StartsWith("test.json: server.max_power_w: "));
+  EXPECT_THAT(message, HasSubstr("must be at least server.idle_power_w"));
+  EXPECT_THAT(message, HasSubstr("420"));
+  EXPECT_THAT(message, HasSubstr("300"));
+}
+
+TEST(Settings, MaxPowerIsCheckedAfterEveryKeyOfTheFile) {
+  // Raising both in one file is fine, although in either order of reading one
+  // of them alone would break max >= idle against the defaults (420, 720).
+  Settings settings;
+  apply_settings_json(settings,
+                      json::parse(R"({"server": {"max_power_w": 900, "idle_power_w": 800}})"),
+                      "test.json");
+  EXPECT_EQ(settings.max_power_w, 900.0);
+  EXPECT_EQ(settings.idle_power_w, 800.0);
+}
+
+TEST(Settings, ValidateSettingsRefusesMaxPowerBelowIdle) {
+  Settings settings;
+  settings.max_power_w = 100;
+  const std::string message = error_of([&] { validate_settings(settings, "cli"); });
+  EXPECT_THAT(message, StartsWith("cli: server.max_power_w: must be at least"));
+}
+
+TEST(Settings, HopWithoutBandwidthIsRefused) {
+  const std::string message =
+      json_error(R"({"network": {"hops": [{"name": "wifi", "latency_s": 0.005}]}})");
+  EXPECT_THAT(message, StartsWith("test.json: network.hops[0].bandwidth_mbps: "));
+  EXPECT_THAT(message, HasSubstr("missing"));
+}
+
+TEST(Settings, HopWithoutLatencyIsRefused) {
+  EXPECT_THAT(
+      json_error(R"({"network": {"hops": [{"name": "a", "latency_s": 0, "bandwidth_mbps": 1},
+                                                 {"name": "b", "bandwidth_mbps": 10}]}})"),
+      HasSubstr("network.hops[1].latency_s: missing"));
+}
+
+TEST(Settings, HopWithZeroBandwidthIsRefused) {
+  const std::string message = json_error(
+      R"({"network": {"hops": [{"name": "wifi", "latency_s": 0.005, "bandwidth_mbps": 0}]}})");
+  EXPECT_THAT(message, StartsWith("test.json: network.hops[0].bandwidth_mbps: "));
+  EXPECT_THAT(message, HasSubstr("must be greater than 0"));
+}
+
+TEST(Settings, HopWithUnknownKeySuggestsTheNearest) {
+  EXPECT_THAT(json_error(R"({"network": {"hops": [{"latency_s": 0, "bandwith_mbps": 5}]}})"),
+              HasSubstr("network.hops[0].bandwith_mbps: unknown key (did you mean "
+                        "'bandwidth_mbps'?)"));
+}
+
+TEST(Settings, HopsMustBeAListOfObjects) {
+  EXPECT_THAT(json_error(R"({"network": {"hops": {"name": "wifi"}}})"),
+              HasSubstr("network.hops: expected a list"));
+  EXPECT_THAT(json_error(R"({"network": {"hops": [5]}})"),
+              HasSubstr("network.hops[0]: expected an object"));
+}
+
+TEST(Settings, HopsListReplacesTheDefaultPath) {
+  Settings settings;
+  apply_settings_json(
+      settings,
+      json::parse(
+          R"({"network": {"hops": [{"name": "fiber", "latency_s": 0.002, "bandwidth_mbps": 10000}]}})"),
+      "test.json");
+  ASSERT_EQ(settings.hops.size(), 1u);
+  EXPECT_EQ(settings.hops[0].name, "fiber");
+  EXPECT_EQ(settings.hops[0].latency_s, 0.002);
+  EXPECT_EQ(settings.hops[0].bandwidth_mbps, 10000.0);
+}
+
+TEST(Settings, DefaultsRoundTripThroughJsonUnchanged) {
+  const std::string first = settings_to_json(Settings{}).dump();
+  Settings read_back;
+  apply_settings_json(read_back, json::parse(first), "round.json");
+  EXPECT_EQ(settings_to_json(read_back).dump(), first);
+}
+
+TEST(Settings, ChangedSettingsRoundTripThroughJsonUnchanged) {
+  Settings s;
+  s.devices = 7;
+  s.duration_s = 123.456;
+  s.seed = 18'446'744'073'709'551'615u;  // the largest seed
+  s.time_resolution_s = 1;
+  s.time_scale = 0.1;
+  s.bytes_per_token = 2;
+  s.mi_per_context_token = 12.5;
+  s.mi_per_generated_token = 1000;
+  s.ttft_budget_s = 1.5;
+  s.decode_budget_s = 0.05;
+  s.cores = 3;
+  s.mips_per_core = 12345.678;
+  s.idle_power_w = 100;
+  s.max_power_w = 100;
+  s.hops = {{"fiber", 0.0001, 0.3}, {"core", 0.1, 40000}, {"edge", 0, 1}};
+  s.device_tx_nj_per_bit = 1.0 / 3.0;
+  s.device_rx_nj_per_bit = 0;
+  s.trace_path = "elsewhere/trace.csv";
+  s.trace_format = "azure-csv";
+  s.trace_sha256 = std::string(64, 'f');
+  s.per_request = "none";
+
+  const std::string first = settings_to_json(s).dump();
+  Settings read_back;
+  apply_settings_json(read_back, json::parse(first), "round.json");
+  EXPECT_EQ(settings_to_json(read_back).dump(), first);
+  EXPECT_EQ(read_back.device_tx_nj_per_bit, 1.0 / 3.0);
+  EXPECT_EQ(read_back.seed, 18'446'744'073'709'551'615u);
+  EXPECT_EQ(read_back.trace_sha256, std::string(64, 'f'));
+  EXPECT_NE(first, settings_to_json(Settings{}).dump());
+}
+
+TEST(Settings, MetaSectionIsIgnored) {
+  Settings settings;
+  apply_settings_json(settings,
+                      json::parse(R"({"meta": {"author": "someone", "cores": "not checked"},
+                                      "server": {"cores": 4}})"),
+                      "test.json");
+  EXPECT_EQ(settings.cores, 4u);
+  nlohmann::ordered_json expected = settings_to_json(Settings{});
+  expected["server"]["cores"] = 4;
+  EXPECT_EQ(settings_to_json(settings).dump(), expected.dump());
+}
+
+TEST(Settings, SetSettingNamesTheFlagItCameFrom) {
+  Settings settings;
+  set_setting(settings, "server.cores", json(16), "", "--cores");
+  EXPECT_EQ(settings.cores, 16u);
+  EXPECT_EQ(error_of([&] { set_setting(settings, "server.cores", json(0), "", "--cores"); }),
+            "--cores: must be a whole number from 1 to 1000000, got 0");
+  EXPECT_EQ(settings.cores, 16u) << "a refused value must leave the setting alone";
+}
+
+TEST_F(SettingsFile, JsonSyntaxErrorNamesTheFileAndLine) {
+  const std::string path = write_temp_file("syntax",
+                                           "{\n"
+                                           "  \"server\": {\n"
+                                           "    \"cores\": 8,,\n"
+                                           "    \"mips_per_core\": 60000\n"
+                                           "  }\n"
+                                           "}\n");
+  Settings settings;
+  const std::string message = error_of([&] { apply_settings_file(settings, path); });
+  EXPECT_THAT(message, StartsWith(path + ":3: "));
+  EXPECT_THAT(message, HasSubstr("syntax error"));
+}
+
+TEST_F(SettingsFile, JsonSyntaxErrorOnTheFirstLineIsLineOne) {
+  const std::string path = write_temp_file("syntax1", "{\"server\" {\"cores\": 8}}\n");
+  Settings settings;
+  EXPECT_THAT(error_of([&] { apply_settings_file(settings, path); }), StartsWith(path + ":1: "));
+}
+
+TEST_F(SettingsFile, TruncatedFileIsASyntaxErrorWhereTheInputEnds) {
+  const std::string path = write_temp_file("truncated",
+                                           "{\n"
+                                           "  \"server\": {\n"
+                                           "    \"cores\": 8\n");
+  Settings settings;
+  const std::string message = error_of([&] { apply_settings_file(settings, path); });
+  // The input ends after the third newline, on (empty) line 4.
+  EXPECT_THAT(message, StartsWith(path + ":4: "));
+  EXPECT_THAT(message, HasSubstr("unexpected end of input"));
+}
+
+TEST_F(SettingsFile, ErrorInAFileNamesTheFile) {
+  const std::string path = write_temp_file("badkey", R"({"server": {"core": 4}})");
+  Settings settings;
+  const std::string message = error_of([&] { apply_settings_file(settings, path); });
+  EXPECT_THAT(message, StartsWith(path + ": server.core: unknown key"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'server.cores'?"));
+}
+
+TEST(Settings, MissingSettingsFileIsNamed) {
+  const std::string path = ::testing::TempDir() + "infersim_no_such_dir/settings.json";
+  Settings settings;
+  EXPECT_EQ(error_of([&] { apply_settings_file(settings, path); }),
+            path + ": cannot open the settings file");
+}
+
+TEST(Nearest, FindsTheKeyOneEditAway) {
+  EXPECT_EQ(nearest("server.core", settings_keys()), "server.cores");
+  EXPECT_EQ(nearest("run.devies", settings_keys()), "run.devices");
+  EXPECT_EQ(nearest("server.idle_power", settings_keys()), "server.idle_power_w");
+}
+
+TEST(Nearest, PrefersTheCloserCandidate) {
+  EXPECT_EQ(nearest("devics", {"device_count", "devices", "seed"}), "devices");
+  EXPECT_EQ(nearest("cores", {"cars", "cored"}), "cored");
+}
+
+TEST(Nearest, ReturnsNothingForFarWords) {
+  EXPECT_EQ(nearest("yesterday", settings_keys()), std::nullopt);
+  EXPECT_EQ(nearest("zzzzzz", {"cores", "devices"}), std::nullopt);
+  EXPECT_EQ(nearest("abc", {"xyz"}), std::nullopt);
+}
+
+TEST(Nearest, ReturnsNothingWithoutCandidates) {
+  EXPECT_EQ(nearest("cores", {}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace infersim
