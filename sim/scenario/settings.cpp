@@ -53,6 +53,12 @@ std::uint64_t whole(const json& v, std::uint64_t min, std::uint64_t max, const s
   } else if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
     const auto x = static_cast<std::uint64_t>(v.get<std::int64_t>());
     if (x >= min && x <= max) return x;
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+             v.get<double>() == std::floor(v.get<double>()) && v.get<double>() >= 0 &&
+             v.get<double>() < 18446744073709551616.0) {
+    // 8.0 is a whole number too
+    const auto x = static_cast<std::uint64_t>(v.get<double>());
+    if (x >= min && x <= max) return x;
   } else if (!v.is_number() || v.is_number_float()) {
     bad(source, label, "expected a whole number, got " + shown(v));
   }

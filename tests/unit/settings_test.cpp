@@ -223,6 +223,14 @@ TEST(Settings, ZeroMipsAreImpossible) {
               HasSubstr("server.mips_per_core: must be greater than 0"));
 }
 
+TEST(Settings, WholeNumbersWrittenAsRealsAreAccepted) {
+  Settings s;
+  apply_settings_json(s, json::parse(R"({"run": {"devices": 8.0}, "server": {"cores": 2e1}})"),
+                      "test.json");
+  EXPECT_EQ(s.devices, 8u);
+  EXPECT_EQ(s.cores, 20u);
+}
+
 TEST(Settings, FractionalDevicesAreRefused) {
   const std::string message = json_error(R"({"run": {"devices": 2.5}})");
   EXPECT_THAT(message, StartsWith("test.json: run.devices: "));
@@ -463,6 +471,21 @@ TEST(Nearest, ReturnsNothingForFarWords) {
 
 TEST(Nearest, ReturnsNothingWithoutCandidates) {
   EXPECT_EQ(nearest("cores", {}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+TEST(SettingsFiles, CommittedSeedClockFileSetsOneSecondOnly) {
+  Settings s;
+  apply_settings_file(s, std::string(INFERSIM_SOURCE_DIR) + "/settings/seed_1s_clock.json");
+  EXPECT_EQ(s.time_resolution_s, 1);
+  Settings expected;
+  expected.time_resolution_s = 1;
+  EXPECT_EQ(settings_to_json(s).dump(), settings_to_json(expected).dump());
 }
 
 }  // namespace
