@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <optional>
+#include <thread>
 
 #include "core/input_error.hpp"
 #include "core/version.hpp"
@@ -26,7 +27,8 @@ constexpr const char* kUsage =
     "       infersim --version | --help\n"
     "\n"
     "commands:\n"
-    "  run    replay a recorded trace on the edge model and write a run folder\n"
+    "  run    replay a recorded trace on the edge model, beside Poisson arrivals at its\n"
+    "         mean rate, and write a run folder\n"
     "\n"
     "`infersim run --help` lists the run options.\n";
 
@@ -63,6 +65,16 @@ const std::vector<KnobFlag>& knob_flags() {
       {"max-power", "server.max_power_w", "server power with every core busy, W (720)",
        KnobFlag::kReal},
       {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
+      {"sizes", "synthetic.sizes",
+       "synthetic request sizes: mean (the trace's means) or empirical (a recorded pair) (mean)",
+       KnobFlag::kText},
+      {"arrivals", "synthetic.arrivals", "synthetic arrivals: poisson or gamma (poisson)",
+       KnobFlag::kText},
+      {"burstiness", "synthetic.burstiness",
+       "shape K of gamma inter-arrivals at the same mean rate; 1 is Poisson (1)", KnobFlag::kReal},
+      {"replications", "synthetic.replications",
+       "synthetic runs with seeds seed .. seed+R-1, reported as mean and 95 % CI (1)",
+       KnobFlag::kWhole},
       {"per-request", "output.per_request", "csv: write requests.csv; none: summary only (csv)",
        KnobFlag::kText},
   };
@@ -111,11 +123,35 @@ std::vector<std::string> flag_names(const po::options_description& options) {
   return names;
 }
 
+// The mode flags are shorthands for --mode; at most one of them may be given.
+std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
+  std::vector<std::string> given;
+  for (const char* flag : {"mode", "compare", "recorded", "synthetic"}) {
+    if (vm.count(flag)) given.push_back(std::string("--") + flag);
+  }
+  if (given.size() > 1) {
+    throw InputError("", 0, given[1], "conflicts with " + given[0] + "; give one mode");
+  }
+  if (vm.count("compare")) return "compare";
+  if (vm.count("recorded")) return "recorded";
+  if (vm.count("synthetic")) return "synthetic";
+  if (vm.count("mode")) return vm["mode"].as<std::string>();
+  return std::nullopt;
+}
+
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("run options");
   options.add_options()("help,h", "show this help")("settings", po::value<std::string>(),
                                                     "settings file (JSON); flags override it")(
-      "output", po::value<std::string>(), "run folder (default output/<YYYYmmdd-HHMMSS>-recorded)")(
+      "mode", po::value<std::string>(),
+      "compare (recorded and synthetic side by side), recorded or synthetic (compare)")(
+      "compare", "the same as --mode compare")("recorded", "the same as --mode recorded")(
+      "synthetic", po::value<std::string>()->implicit_value("mean"),
+      "the same as --mode synthetic; =mean or =empirical sets --sizes")(
+      "jobs,j", po::value<std::string>(),
+      "threads for the synthetic replications (default: the machine's cores); results do not "
+      "depend on it")("output", po::value<std::string>(),
+                      "run folder (default output/<YYYYmmdd-HHMMSS>-<mode>)")(
       "force", "write into --output even if it holds files");
   for (const KnobFlag& flag : knob_flags()) {
     options.add_options()(flag.flag, po::value<std::string>(), flag.help);
@@ -150,6 +186,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 
   Settings settings;
   if (vm.count("settings")) apply_settings_file(settings, vm["settings"].as<std::string>());
+  if (const auto mode = mode_from_flags(vm)) set_setting(settings, "run.mode", *mode, "", "--mode");
+  if (vm.count("synthetic")) {
+    set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");
+  }
   for (const KnobFlag& flag : knob_flags()) {
     if (!vm.count(flag.flag)) continue;
     const std::string label = std::string("--") + flag.flag;
@@ -158,21 +198,47 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // A trace named on the command line replaces the one a settings file pinned.
   if (vm.count("trace")) settings.trace_sha256.reset();
   validate_settings(settings, "");
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  if (vm.count("jobs")) {
+    const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
+    const std::uint64_t j = flag_value(jobs, vm["jobs"].as<std::string>()).get<std::uint64_t>();
+    if (j < 1 || j > 1024) throw InputError("", 0, "--jobs", "must be from 1 to 1024");
+    threads = static_cast<unsigned>(j);
+  }
 
   // Everything that can fail on input fails before a folder exists.
+  const bool with_recorded = settings.mode != "synthetic";
+  const bool with_synthetic = settings.mode != "recorded";
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
-                                        "recorded", vm.count("force") > 0);
+                                        settings.mode, vm.count("force") > 0);
   const LoadedTrace loaded = load_trace(settings);
   if (loaded.trace.out_of_order > 0) {
     err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
         << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
   }
-  GeneratedTasks generated = generate_recorded(settings, loaded.trace);
-  out << replay_line(generated) << '\n' << std::flush;
   const bool per_request = settings.per_request == "csv";
-  const ModeResult result = simulate(settings, "recorded", std::move(generated.tasks),
-                                     generated.run_length, generated.dropped, per_request);
-  out << result_line(result) << '\n';
+  std::optional<TraceRates> rates;
+  if (with_synthetic) rates = trace_rates(loaded.trace, settings.arrival_knobs());
+
+  std::optional<ModeResult> recorded, synthetic;
+  if (with_recorded) {
+    GeneratedTasks generated = generate_recorded(settings, loaded.trace);
+    out << replay_line(generated) << '\n' << std::flush;
+    recorded = simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
+                        generated.dropped, per_request);
+  }
+  if (with_synthetic) {
+    synthetic = run_synthetic(settings, loaded.trace, per_request, threads);
+    out << synthetic_line(*synthetic, *rates, settings.synthetic_arrivals, settings.synthetic_sizes)
+        << '\n';
+  }
+  std::vector<const ModeResult*> results;
+  for (const auto* r : {&recorded, &synthetic}) {
+    if (*r) results.push_back(&**r);
+  }
+  for (const ModeResult* r : results)
+    out << result_line(*r) << '\n';
+  if (recorded && synthetic) out << '\n' << compare_table(*recorded, *synthetic) << '\n';
 
   Settings effective = settings;
   effective.trace_sha256 = loaded.sha256;
@@ -181,7 +247,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   document["meta"]["program"] = kProgramName;
   document["meta"]["version"] = kVersion;
   document["meta"]["written_at"] = utc_now_iso();
-  write_recorded_run(folder, document, result, per_request);
+  write_run(folder, document, results, per_request);
   out << "Run folder: " << folder.path().string() << '\n';
   return 0;
 }

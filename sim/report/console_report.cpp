@@ -1,5 +1,6 @@
 #include "report/console_report.hpp"
 
+#include <array>
 #include <cstdio>
 
 #include "report/number_format.hpp"
@@ -50,6 +51,114 @@ std::string result_line(const ModeResult& r) {
          " s edge_cpu=" + figure(s, "utilization", 100, 4) +
          " % traffic=" + figure(s, "traffic_mb", 1, 4) +
          " MB energy=" + figure(s, "energy_wh", 1, 4) + " Wh";
+}
+
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+struct Row {
+  const char* label;
+  const char* key;
+  double scale;
+  int decimals;
+  const char* unit;
+};
+
+std::string cell(const ModeResult& r, const Row& row) {
+  const auto v = r.summary.get(row.key);
+  if (!v) return "n/a";
+  std::string text = fixed(*v * row.scale, row.decimals);
+  if (!r.replications.empty()) {
+    const auto half = r.ci95.get(std::string(row.key) + "_ci95");
+    if (half) text += " ± " + fixed(*half * row.scale, row.decimals);
+  }
+  return text + row.unit;
+}
+
+// Width in characters: UTF-8 continuation bytes (of ±) do not count.
+std::size_t display_width(const std::string& text) {
+  std::size_t shown = 0;
+  for (unsigned char c : text)
+    shown += (c & 0xC0) != 0x80;
+  return shown;
+}
+
+std::string pad(std::string text, std::size_t width) {
+  const std::size_t shown = display_width(text);
+  if (shown < width) text.append(width - shown, ' ');
+  return text;
+}
+
+}  // namespace
+
+std::string synthetic_line(const ModeResult& r, const TraceRates& rates,
+                           const std::string& arrivals, const std::string& sizes) {
+  std::string line = "Synthetic " + arrivals + ": " + std::to_string(r.tasks.size()) +
+                     " requests drawn at the trace's mean rate of " + fixed(rates.rate_per_s, 4) +
+                     "/s until " + brief_seconds(r.run_length) + " s, ";
+  if (sizes == "mean") {
+    line += "mean sizes of " + fixed(rates.mean_context_tokens, 3) + " context and " +
+            fixed(rates.mean_generated_tokens, 3) + " generated tokens";
+  } else {
+    line += "sizes drawn from the recorded requests";
+  }
+  line += ", seed " + std::to_string(r.seed);
+  if (!r.replications.empty()) {
+    line += " (and " + std::to_string(r.replications.size() - 1) + " more seeds, up to " +
+            std::to_string(r.seed + r.replications.size() - 1) + ")";
+  }
+  return line + ".";
+}
+
+std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic) {
+  static const Row kRows[] = {
+      {"Requests generated", "requests", 1, 0, ""},
+      {"Total compute executed", "compute_s", 1, 2, " s"},
+      {"Average task execution time", "avg_exec_s", 1, 3, " s"},
+      {"Average edge CPU utilization", "utilization", 100, 2, " %"},
+      {"Total time spent waiting", "waiting_total_s", 1, 2, " s"},
+      {"Average task waiting time", "avg_wait_s", 1, 3, " s"},
+      {"Requests that completed successfully", "success_rate", 100, 2, " %"},
+      {"Average request makespan", "avg_makespan_ok_s", 1, 3, " s"},
+      {"Total traffic", "traffic_mb", 1, 2, " MB"},
+      {"Energy of the run", "energy_wh", 1, 2, " Wh"},
+  };
+  const std::string synthetic_title =
+      synthetic.replications.empty()
+          ? "Synthetic poisson"
+          : "Synthetic, mean ± 95 % CI of " + std::to_string(synthetic.replications.size());
+  std::vector<std::array<std::string, 4>> lines;
+  lines.push_back({"Metric", "Recorded trace", synthetic_title, "Recorded/synthetic"});
+  for (const Row& row : kRows) {
+    std::string left = cell(recorded, row);
+    std::string right = cell(synthetic, row);
+    if (std::string(row.key) == "success_rate") {
+      auto met = [](const ModeResult& r) {
+        const auto v = r.summary.get("deadline_met");
+        return v ? " (" + fixed(*v, r.replications.empty() ? 0 : 1) + ")" : std::string();
+      };
+      left += met(recorded);
+      right += met(synthetic);
+    }
+    const auto a = recorded.summary.get(row.key);
+    const auto b = synthetic.summary.get(row.key);
+    std::string ratio = "n/a";
+    if (a && b && *b != 0) ratio = fixed(*a / *b, *a / *b >= 100 ? 0 : 3);
+    lines.push_back({row.label, left, right, ratio});
+  }
+  std::array<std::size_t, 3> width{};
+  for (const auto& line : lines) {
+    for (std::size_t i = 0; i < 3; ++i)
+      width[i] = std::max(width[i], display_width(line[i]));
+  }
+  std::string out;
+  for (const auto& line : lines) {
+    out += pad(line[0], width[0] + 2) + pad(line[1], width[1] + 2) + pad(line[2], width[2] + 2) +
+           line[3] + "\n";
+  }
+  return out;
 }
 
 }  // namespace infersim

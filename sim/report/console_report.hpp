@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scenario/scenario.hpp"
+#include "task/synthetic_task_generator.hpp"
 #include "task/trace_task_generator.hpp"
 
 namespace infersim {
@@ -12,6 +13,15 @@ namespace infersim {
 // "Trace replay: N requests scheduled between A and B s, D dropped because they
 // arrive after the end of the run at T s."
 std::string replay_line(const GeneratedTasks& generated);
+
+// "Synthetic poisson: N requests drawn at the trace's mean rate of λ/s until T s,
+// mean sizes c context and g generated tokens, seed S."
+std::string synthetic_line(const ModeResult& result, const TraceRates& rates,
+                           const std::string& arrivals, const std::string& sizes);
+
+// The seed's side-by-side table: recorded against synthetic with their ratio;
+// a replicated synthetic column shows mean ± 95 % half-width.
+std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic);
 
 // "recorded   tasks=  8819 ok=  3180 requests_ok= 3180/8819  compute=... s ..."
 std::string result_line(const ModeResult& result);

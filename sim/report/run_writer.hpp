@@ -1,5 +1,9 @@
-// Writes a run folder (OUTPUT.md): settings.json, summary.json, summary.csv and
-// requests.csv, each atomically, only after the run has succeeded.
+// Writes a run folder (OUTPUT.md), each file atomically, only after the run has
+// succeeded. One mode: settings.json, summary.json, summary.csv and
+// requests.csv side by side. Compare: settings.json, summary.json nested by
+// mode, summary.csv a row a mode, and recorded/ and synthetic/ each with that
+// mode's requests.csv and summary.json. A replicated synthetic mode adds
+// replications.csv (one row a seed) to its folder.
 #pragma once
 
 #include <string>
@@ -13,12 +17,16 @@
 
 namespace infersim {
 
-nlohmann::ordered_json summary_to_json(const Summary& summary);
-// Header `mode,<keys>` and one row a result; a missing figure is an empty field.
+// The figures, then their confidence half-widths and the replication count
+// when the mode was replicated.
+nlohmann::ordered_json summary_to_json(const ModeResult& result);
+// Header `mode,<keys>` (the union of the results' keys) and one row a result;
+// a missing figure is an empty field.
 std::string summary_csv(const std::vector<const ModeResult*>& results);
 
-// `settings` is the complete settings.json document.
-void write_recorded_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
-                        const ModeResult& result, bool per_request);
+// `settings` is the complete settings.json document; `results` holds one mode,
+// or recorded and synthetic for a compare run.
+void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
+               const std::vector<const ModeResult*>& results, bool per_request);
 
 }  // namespace infersim

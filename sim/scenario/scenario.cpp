@@ -1,7 +1,12 @@
 #include "scenario/scenario.hpp"
 
+#include <atomic>
+#include <mutex>
+#include <thread>
+
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
+#include "core/statistics.hpp"
 #include "model/edge_simulation.hpp"
 #include "report/request_log.hpp"
 #include "trace/azure_csv_reader.hpp"
@@ -53,6 +58,86 @@ ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task
 
 GeneratedTasks generate_recorded(const Settings& settings, const Trace& trace) {
   return TraceTaskGenerator(settings.arrival_knobs(), settings.task_knobs()).generate(trace);
+}
+
+SimTime shared_run_length(const Settings& settings, const Trace& trace) {
+  const ArrivalKnobs knobs = settings.arrival_knobs();
+  if (knobs.duration) return SimTime::zero() + *knobs.duration;
+  if (trace.records.empty()) return SimTime::zero();
+  return run_length_for(arrival_for_offset(trace.records.back().offset_ns, knobs));
+}
+
+GeneratedTasks generate_synthetic(const Settings& settings, const Trace& trace,
+                                  std::uint64_t seed) {
+  const SyntheticTaskGenerator generator(settings.arrival_knobs(), settings.task_knobs(),
+                                         settings.synthetic_knobs(seed));
+  return generator.generate(trace, shared_run_length(settings, trace));
+}
+
+std::pair<Summary, Summary> summarize_replications(const std::vector<Summary>& runs) {
+  Summary mean, ci;
+  if (runs.empty()) return {mean, ci};
+  for (std::size_t i = 0; i < runs.front().figures().size(); ++i) {
+    const std::string& key = runs.front().figures()[i].key;
+    std::vector<double> values;
+    for (const Summary& run : runs) {
+      if (run.figures()[i].value) values.push_back(*run.figures()[i].value);
+    }
+    if (values.empty()) {
+      mean.add(key, std::nullopt);
+      ci.add(key + "_ci95", std::nullopt);
+      continue;
+    }
+    const MeanCi m = mean_ci95(values);
+    mean.add(key, m.mean);
+    ci.add(key + "_ci95", m.half_width);
+  }
+  return {mean, ci};
+}
+
+ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
+                         unsigned threads) {
+  const std::uint32_t runs = settings.replications;
+  // Fail on input (no mean rate) before any thread starts.
+  trace_rates(trace, settings.arrival_knobs());
+  std::vector<ModeResult> results(runs);
+  std::atomic<std::uint32_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (std::uint32_t i = next++; i < runs; i = next++) {
+      try {
+        GeneratedTasks generated = generate_synthetic(settings, trace, settings.seed + i);
+        results[i] = simulate(settings, "synthetic", std::move(generated.tasks),
+                              generated.run_length, 0, keep_requests && i == 0);
+        if (i > 0) results[i].tasks = {};  // only the first seed's requests are written
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const unsigned pool = std::max(1u, std::min<unsigned>(threads, runs));
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < pool; ++t)
+    workers.emplace_back(worker);
+  worker();
+  for (std::thread& t : workers)
+    t.join();
+  if (failure) std::rethrow_exception(failure);
+
+  std::vector<Summary> summaries;
+  for (const ModeResult& r : results)
+    summaries.push_back(r.summary);
+  ModeResult out = std::move(results.front());
+  out.seed = settings.seed;
+  if (runs > 1) {
+    out.replications = std::move(summaries);
+    auto [mean, ci] = summarize_replications(out.replications);
+    out.summary = std::move(mean);
+    out.ci95 = std::move(ci);
+  }
+  return out;
 }
 
 ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests) {

@@ -25,13 +25,19 @@ struct LoadedTrace {
 LoadedTrace load_trace(const Settings& settings);
 
 struct ModeResult {
-  std::string mode;  // "recorded"
+  std::string mode;  // "recorded" or "synthetic"
   std::vector<Task> tasks;
   std::vector<RequestOutcome> outcomes;  // empty unless requests were kept
   Summary summary;
   SimTime run_length;
   std::uint64_t dropped = 0;
   std::uint64_t events = 0;
+  std::uint64_t seed = 0;  // synthetic: the (first) seed drawn with
+  // Synthetic mode with replications: `summary` holds each figure's mean over
+  // them, `ci95` its 95 % confidence half-width (Student t), `replications` each
+  // seed's own summary; tasks and outcomes are the first seed's.
+  Summary ci95;
+  std::vector<Summary> replications;
 };
 
 // Simulates the tasks (in issue order) on the settings' fleet, network and
@@ -43,5 +49,21 @@ ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task
 GeneratedTasks generate_recorded(const Settings& settings, const Trace& trace);
 // generate_recorded, then simulate.
 ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests);
+
+// The run length both modes share: --duration, else the recorded trace's last
+// arrival rounded up to a minute.
+SimTime shared_run_length(const Settings& settings, const Trace& trace);
+
+// The synthetic mode's tasks for one seed (MODEL.md section 9).
+GeneratedTasks generate_synthetic(const Settings& settings, const Trace& trace, std::uint64_t seed);
+
+// The synthetic mode, repeated with seeds seed .. seed + replications - 1 on up
+// to `threads` threads; the result does not depend on `threads`.
+ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
+                         unsigned threads);
+
+// Each figure's mean and 95 % half-width over the summaries (null where every
+// summary has it null).
+std::pair<Summary, Summary> summarize_replications(const std::vector<Summary>& runs);
 
 }  // namespace infersim

@@ -163,6 +163,7 @@ nlohmann::ordered_json hops_to_json(const std::vector<Hop>& hops) {
 
 const Table& table() {
   static const Table kTable = {
+      {"run.mode", choice_key(&Settings::mode, {"compare", "recorded", "synthetic"})},
       {"run.devices", count_key(&Settings::devices, 1, 1'000'000'000)},
       {"run.duration_s",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
@@ -223,6 +224,10 @@ const Table& table() {
           return s.trace_sha256 ? nlohmann::ordered_json(*s.trace_sha256)
                                 : nlohmann::ordered_json(nullptr);
         }}},
+      {"synthetic.sizes", choice_key(&Settings::synthetic_sizes, {"mean", "empirical"})},
+      {"synthetic.arrivals", choice_key(&Settings::synthetic_arrivals, {"poisson", "gamma"})},
+      {"synthetic.burstiness", real_key(&Settings::burstiness, positive)},
+      {"synthetic.replications", count_key(&Settings::replications, 1, 100'000)},
       {"output.per_request", choice_key(&Settings::per_request, {"csv", "none"})},
   };
   return kTable;
@@ -283,6 +288,16 @@ ArrivalKnobs Settings::arrival_knobs() const {
 
 EnergyKnobs Settings::energy_knobs() const {
   return EnergyKnobs{idle_power_w, max_power_w, device_tx_nj_per_bit, device_rx_nj_per_bit};
+}
+
+SyntheticKnobs Settings::synthetic_knobs(std::uint64_t replication_seed) const {
+  SyntheticKnobs knobs;
+  knobs.sizes = synthetic_sizes == "empirical" ? SyntheticSizes::kEmpirical : SyntheticSizes::kMean;
+  knobs.arrivals =
+      synthetic_arrivals == "gamma" ? ArrivalProcess::kGamma : ArrivalProcess::kPoisson;
+  knobs.burstiness = burstiness;
+  knobs.seed = replication_seed;
+  return knobs;
 }
 
 const std::vector<std::string>& settings_keys() {
@@ -354,6 +369,10 @@ void apply_settings_file(Settings& settings, const std::string& path) {
 }
 
 void validate_settings(const Settings& s, const std::string& source) {
+  if (s.synthetic_arrivals == "poisson" && s.burstiness != 1) {
+    bad(source, "synthetic.burstiness",
+        "applies to gamma arrivals only; set synthetic.arrivals to gamma (--arrivals gamma)");
+  }
   if (s.max_power_w < s.idle_power_w) {
     bad(source, "server.max_power_w",
         "must be at least server.idle_power_w (" + json(s.idle_power_w).dump() + "), got " +

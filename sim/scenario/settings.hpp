@@ -12,6 +12,7 @@
 
 #include "model/energy_model.hpp"
 #include "model/network_path.hpp"
+#include "task/synthetic_task_generator.hpp"
 #include "task/task.hpp"
 #include "task/trace_task_generator.hpp"
 
@@ -19,6 +20,7 @@ namespace infersim {
 
 struct Settings {
   // run
+  std::string mode = "compare";  // compare | recorded | synthetic
   std::uint32_t devices = 50;
   std::optional<double> duration_s;  // none: the last arrival rounded up to a minute
   std::uint64_t seed = 42;
@@ -44,12 +46,18 @@ struct Settings {
   std::string trace_path = "trace/azure_llm_code_1h.csv";
   std::string trace_format = "auto";
   std::optional<std::string> trace_sha256;  // when set, the trace read must match it
+  // synthetic
+  std::string synthetic_sizes = "mean";        // mean | empirical
+  std::string synthetic_arrivals = "poisson";  // poisson | gamma
+  double burstiness = 1;
+  std::uint32_t replications = 1;
   // output
   std::string per_request = "csv";  // csv | none
 
   TaskKnobs task_knobs() const;
   ArrivalKnobs arrival_knobs() const;
   EnergyKnobs energy_knobs() const;
+  SyntheticKnobs synthetic_knobs(std::uint64_t replication_seed) const;
 };
 
 // Every key a settings file may hold, as "section.key", in file order.

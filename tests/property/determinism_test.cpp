@@ -24,7 +24,9 @@ TEST(Determinism, TwoRunsWriteIdenticalFiles) {
     const auto r = test::run_cli({"run", "--trace", trace, "--output", (dir / name).string()});
     ASSERT_EQ(r.status, 0) << r.err;
   }
-  for (const char* file : {"summary.json", "summary.csv", "requests.csv"}) {
+  for (const char* file :
+       {"summary.json", "summary.csv", "recorded/requests.csv", "recorded/summary.json",
+        "synthetic/requests.csv", "synthetic/summary.json"}) {
     const std::string a = test::read_file(dir / "a" / file);
     EXPECT_FALSE(a.empty()) << file;
     EXPECT_EQ(a, test::read_file(dir / "b" / file)) << file;

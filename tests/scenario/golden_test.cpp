@@ -24,8 +24,9 @@ class Golden : public ::testing::TestWithParam<std::string> {};
 TEST_P(Golden, RunWritesTheGoldenFiles) {
   const fs::path golden = test::source_dir() / "tests" / "golden" / GetParam();
   const fs::path out = test::fresh_dir(GetParam());
-  std::vector<std::string> args = {"run", "--trace", (golden / "trace.csv").string(), "--output",
-                                   (out / "run").string()};
+  std::vector<std::string> args = {"run",      "--recorded",
+                                   "--trace",  (golden / "trace.csv").string(),
+                                   "--output", (out / "run").string()};
   std::istringstream lines(test::read_file(golden / "args"));
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty()) args.push_back(line);

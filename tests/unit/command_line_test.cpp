@@ -27,8 +27,8 @@ class CommandLine : public ::testing::Test {
     trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
   }
   test::CliResult run(std::vector<std::string> extra, const std::string& folder = "run") {
-    std::vector<std::string> args = {"run", "--trace", trace_, "--output",
-                                     (dir_ / folder).string()};
+    std::vector<std::string> args = {"run",  "--recorded", "--trace",
+                                     trace_, "--output",   (dir_ / folder).string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return test::run_cli(args);
   }
@@ -114,6 +114,7 @@ TEST_F(CommandLine, SettingsFileFeedsBackTheSameRun) {
   ASSERT_EQ(run({"--cores", "1", "--decode-budget", "0.01", "--time-resolution", "1s"}).status, 0);
   const auto again = test::run_cli({"run", "--settings", (dir_ / "run" / "settings.json").string(),
                                     "--output", (dir_ / "again").string()});
+  EXPECT_THAT(again.out, ::testing::Not(HasSubstr("synthetic")));  // the mode is a setting too
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_EQ(test::read_file(dir_ / "again" / "summary.json"),
             test::read_file(dir_ / "run" / "summary.json"));
@@ -166,6 +167,79 @@ TEST_F(CommandLine, BadTraceLeavesNoRunFolder) {
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("bad.csv:2: TIMESTAMP: month 13 does not exist"));
   EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+TEST_F(CommandLine, CompareIsTheDefaultAndWritesBothModes) {
+  const auto r = test::run_cli({"run", "--trace", trace_, "--output", (dir_ / "cmp").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* name :
+       {"settings.json", "summary.json", "summary.csv", "recorded/requests.csv",
+        "recorded/summary.json", "synthetic/requests.csv", "synthetic/summary.json"}) {
+    EXPECT_TRUE(fs::exists(dir_ / "cmp" / name)) << name;
+  }
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "cmp" / "summary.json"));
+  EXPECT_EQ(summary["recorded"]["requests"], 3);
+  EXPECT_EQ(summary["synthetic"],
+            nlohmann::json::parse(test::read_file(dir_ / "cmp" / "synthetic" / "summary.json")));
+  const std::string csv = test::read_file(dir_ / "cmp" / "summary.csv");
+  EXPECT_THAT(csv, HasSubstr("\nrecorded,3,"));
+  EXPECT_THAT(csv, HasSubstr("\nsynthetic,"));
+  EXPECT_THAT(r.out, HasSubstr("Metric"));
+  EXPECT_THAT(r.out, HasSubstr("Recorded/synthetic"));
+  EXPECT_THAT(r.out, HasSubstr("Synthetic poisson: "));
+}
+
+TEST_F(CommandLine, SyntheticModeAloneWritesAFlatFolder) {
+  const auto r = test::run_cli(
+      {"run", "--synthetic=empirical", "--trace", trace_, "--output", (dir_ / "syn").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "syn" / "requests.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "syn" / "recorded"));
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "syn" / "settings.json"));
+  EXPECT_EQ(settings["run"]["mode"], "synthetic");
+  EXPECT_EQ(settings["synthetic"]["sizes"], "empirical");
+  EXPECT_THAT(test::read_file(dir_ / "syn" / "summary.csv"), HasSubstr("\nsynthetic,"));
+}
+
+TEST_F(CommandLine, ReplicationsAddConfidenceIntervalsAndAFileOfSeeds) {
+  const auto r = test::run_cli({"run", "--synthetic", "--replications", "5", "-j", "2", "--trace",
+                                trace_, "--output", (dir_ / "rep").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "rep" / "summary.json"));
+  EXPECT_EQ(summary["replications"], 5);
+  EXPECT_TRUE(summary.contains("avg_wait_s_ci95"));
+  const std::string seeds = test::read_file(dir_ / "rep" / "replications.csv");
+  EXPECT_EQ(std::count(seeds.begin(), seeds.end(), '\n'), 6);
+  EXPECT_THAT(seeds, HasSubstr("\n42,"));
+  EXPECT_THAT(seeds, HasSubstr("\n46,"));
+}
+
+TEST_F(CommandLine, ModeFlagsConflict) {
+  const auto r = test::run_cli({"run", "--recorded", "--compare", "--trace", trace_});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("conflicts with"));
+}
+
+TEST_F(CommandLine, BurstinessNeedsGammaArrivals) {
+  const auto r = run({"--burstiness", "0.5"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--arrivals gamma"));
+  EXPECT_EQ(run({"--burstiness", "0.5", "--arrivals", "gamma"}).status, 0);
+}
+
+TEST_F(CommandLine, SyntheticNeedsATraceWithAMeanRate) {
+  test::write_file(dir_ / "instant.csv",
+                   "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-01-01 00:00:00,1,1\n"
+                   "2024-01-01 00:00:00,2,2\n");
+  const auto r = test::run_cli(
+      {"run", "--trace", (dir_ / "instant.csv").string(), "--output", (dir_ / "run").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("same instant"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+  const auto recorded =
+      test::run_cli({"run", "--recorded", "--trace", (dir_ / "instant.csv").string(), "--output",
+                     (dir_ / "run").string()});
+  EXPECT_EQ(recorded.status, 0) << recorded.err;
 }
 
 TEST_F(CommandLine, RunHelpListsEveryKnob) {

@@ -127,7 +127,7 @@ TEST(Settings, KnobsCarryTheSettings) {
 TEST(Settings, KeysAreListedInFileOrder) {
   const std::vector<std::string>& keys = settings_keys();
   ASSERT_FALSE(keys.empty());
-  EXPECT_EQ(keys.front(), "run.devices");
+  EXPECT_EQ(keys.front(), "run.mode");
   EXPECT_EQ(keys.back(), "output.per_request");
   EXPECT_NE(std::find(keys.begin(), keys.end(), "server.cores"), keys.end());
   EXPECT_NE(std::find(keys.begin(), keys.end(), "network.hops"), keys.end());

@@ -1,0 +1,58 @@
+#include "task/synthetic_task_generator.hpp"
+
+#include <pcg_random.hpp>
+
+#include "core/input_error.hpp"
+#include "core/random.hpp"
+
+namespace infersim {
+
+TraceRates trace_rates(const Trace& trace, const ArrivalKnobs& arrival) {
+  TraceRates rates;
+  if (trace.records.empty()) throw InputError(trace.path, 0, "", "the trace holds no request");
+  const double n = static_cast<double>(trace.records.size());
+  // Records are sorted by offset, and scaling and rounding keep that order.
+  rates.span = arrival_for_offset(trace.records.back().offset_ns, arrival) -
+               arrival_for_offset(trace.records.front().offset_ns, arrival);
+  if (rates.span <= Duration::zero()) {
+    throw InputError(trace.path, 0, "",
+                     "every request arrives at the same instant, so the trace has no mean rate "
+                     "for the synthetic mode (replay it with --recorded)");
+  }
+  rates.rate_per_s = n / rates.span.seconds();
+  rates.mean_context_tokens = static_cast<double>(trace.total_context_tokens()) / n;
+  rates.mean_generated_tokens = static_cast<double>(trace.total_generated_tokens()) / n;
+  return rates;
+}
+
+GeneratedTasks SyntheticTaskGenerator::generate(const Trace& trace, SimTime run_length) const {
+  const TraceRates rates = trace_rates(trace, arrival_);
+  const std::size_t n_trace = trace.records.size();
+  const bool gamma = synthetic_.arrivals == ArrivalProcess::kGamma && synthetic_.burstiness != 1;
+  const double gamma_scale_s = 1 / (rates.rate_per_s * synthetic_.burstiness);
+
+  GeneratedTasks out;
+  out.run_length = run_length;
+  out.tasks.reserve(static_cast<std::size_t>(rates.rate_per_s * run_length.seconds() * 1.05) + 16);
+  pcg32 rng(synthetic_.seed);
+  SimTime sum = SimTime::zero();  // the running sum, never rounded to the clock
+  for (;;) {
+    const double gap_s = gamma ? standard_gamma(rng, synthetic_.burstiness) * gamma_scale_s
+                               : exponential(rng, rates.rate_per_s);
+    sum = sum + Duration::from_seconds(gap_s);
+    const SimTime t = apply_resolution(sum, arrival_.resolution);
+    if (t > run_length) break;
+    double c = rates.mean_context_tokens;
+    double g = rates.mean_generated_tokens;
+    if (synthetic_.sizes == SyntheticSizes::kEmpirical) {
+      auto index = static_cast<std::size_t>(uniform01(rng) * static_cast<double>(n_trace));
+      const TraceRecord& r = trace.records[std::min(index, n_trace - 1)];
+      c = r.context_tokens;
+      g = r.generated_tokens;
+    }
+    out.tasks.push_back(make_task(t, c, g, task_));
+  }
+  return out;
+}
+
+}  // namespace infersim

@@ -1,0 +1,53 @@
+// SyntheticTaskGenerator: the comparison workload of MODEL.md section 9. The
+// same run length, fleet, server and knobs as the recorded replay, with the
+// requests drawn instead: arrivals at the trace's mean rate, sizes the trace's
+// means (or a recorded request's pair drawn uniformly).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "task/trace_task_generator.hpp"
+
+namespace infersim {
+
+enum class SyntheticSizes { kMean, kEmpirical };
+enum class ArrivalProcess { kPoisson, kGamma };
+
+struct SyntheticKnobs {
+  SyntheticSizes sizes = SyntheticSizes::kMean;
+  // Gamma inter-arrivals of shape `burstiness` at the same mean rate (vLLM's
+  // --burstiness; 1 is Poisson, CV = 1/sqrt(K)). Outside the cross-implementation
+  // contract: MODEL.md defines Poisson arrivals only.
+  ArrivalProcess arrivals = ArrivalProcess::kPoisson;
+  double burstiness = 1;
+  std::uint64_t seed = 42;
+};
+
+// What the synthetic mode takes from the trace: the rate over all records and
+// the mean sizes.
+struct TraceRates {
+  double rate_per_s = 0;           // n_trace / span_s
+  double mean_context_tokens = 0;  // sum / n_trace, not rounded
+  double mean_generated_tokens = 0;
+  Duration span;  // last - first arrival after time scale and resolution
+};
+
+// Throws InputError when the span is zero (every request at the same instant).
+TraceRates trace_rates(const Trace& trace, const ArrivalKnobs& arrival);
+
+class SyntheticTaskGenerator {
+ public:
+  SyntheticTaskGenerator(ArrivalKnobs arrival, TaskKnobs task, SyntheticKnobs synthetic)
+      : arrival_(arrival), task_(task), synthetic_(synthetic) {}
+
+  // Draws requests until the first arrival after `run_length`.
+  GeneratedTasks generate(const Trace& trace, SimTime run_length) const;
+
+ private:
+  ArrivalKnobs arrival_;
+  TaskKnobs task_;
+  SyntheticKnobs synthetic_;
+};
+
+}  // namespace infersim
