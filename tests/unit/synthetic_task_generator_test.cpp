@@ -1,0 +1,176 @@
+// The synthetic mode of MODEL.md section 9: the first arrivals for seed 42 are
+// worked out from pcg32's raw outputs and the written-out formulas.
+#include "task/synthetic_task_generator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/input_error.hpp"
+#include "core/random.hpp"
+
+namespace infersim {
+namespace {
+
+// Two records 10 s apart: rate 2 / 10 s = 0.2 per second; means (100+300)/2, (1+3)/2.
+Trace two_records() {
+  Trace trace;
+  trace.records = {{0, 100, 1}, {10'000'000'000, 300, 3}};
+  return trace;
+}
+
+TEST(Random, Pcg32SeededWith42GivesItsKnownStream) {
+  pcg32 rng(42);
+  EXPECT_EQ(rng(), 3270867926u);
+  EXPECT_EQ(rng(), 1795671209u);
+  EXPECT_EQ(rng(), 1924641435u);
+}
+
+TEST(Random, UniformTakesTheFirstOutputAsTheHighBits) {
+  pcg32 rng(42);
+  // (3270867926 >> 5) * 2^26 + (1795671209 >> 6), over 2^53
+  EXPECT_EQ(uniform01(rng), (102214622.0 * 67108864.0 + 28057362.0) / 9007199254740992.0);
+}
+
+TEST(SyntheticTaskGenerator, FirstArrivalsForSeed42FollowTheFormulas) {
+  SyntheticKnobs knobs;
+  knobs.seed = 42;
+  const SyntheticTaskGenerator generator(ArrivalKnobs{}, TaskKnobs{}, knobs);
+  const GeneratedTasks out = generator.generate(two_records(), SimTime::from_seconds(30));
+  // u1 = 0.76155828251009638: -log1p(-u1) / 0.2 = 7.168151848 s
+  // u2 = 0.44811549981037913: + 2.972082467 s
+  // u3 = 0.95970718122392906: + 16.0579101 s
+  ASSERT_EQ(out.tasks.size(), 3u);
+  EXPECT_EQ(out.tasks[0].arrival.count_ns(), 7'168'151'848);
+  EXPECT_EQ(out.tasks[1].arrival.count_ns(), 10'140'234'315);
+  EXPECT_EQ(out.tasks[2].arrival.count_ns(), 26'198'144'415);
+  EXPECT_DOUBLE_EQ(out.tasks[0].context_tokens, 200);
+  EXPECT_DOUBLE_EQ(out.tasks[0].generated_tokens, 2);
+  EXPECT_EQ(out.run_length, SimTime::from_seconds(30));
+  // and the same by recomputing the formulas here
+  pcg32 rng(42);
+  std::int64_t t = 0;
+  for (const Task& task : out.tasks) {
+    const std::uint32_t high = rng() >> 5;
+    const std::uint32_t low = rng() >> 6;
+    const double u = (high * 67108864.0 + low) / 9007199254740992.0;
+    t += std::llround(-std::log1p(-u) / 0.2 * 1e9);
+    EXPECT_EQ(task.arrival.count_ns(), t);
+  }
+}
+
+TEST(SyntheticTaskGenerator, ResolutionRoundsEachArrivalNotTheRunningSum) {
+  SyntheticKnobs knobs;
+  ArrivalKnobs arrival;
+  arrival.resolution = Duration::from_seconds(1);
+  const GeneratedTasks out = SyntheticTaskGenerator(arrival, TaskKnobs{}, knobs)
+                                 .generate(two_records(), SimTime::from_seconds(30));
+  // 7.168 -> 7 s, 10.140 -> 10 s, 26.198 -> 26 s: had the sum been rounded, the
+  // second gap (2.97 s) would have been added to 7 s and given 10 s, the third 26 s
+  // too, so check the rounding of the sums themselves.
+  ASSERT_EQ(out.tasks.size(), 3u);
+  EXPECT_EQ(out.tasks[0].arrival, SimTime::from_seconds(7));
+  EXPECT_EQ(out.tasks[1].arrival, SimTime::from_seconds(10));
+  EXPECT_EQ(out.tasks[2].arrival, SimTime::from_seconds(26));
+}
+
+TEST(SyntheticTaskGenerator, StopsAtTheFirstArrivalAfterTheRun) {
+  const SyntheticTaskGenerator generator(ArrivalKnobs{}, TaskKnobs{}, SyntheticKnobs{});
+  EXPECT_EQ(generator.generate(two_records(), SimTime::ns(10'140'234'315)).tasks.size(), 2u);
+  EXPECT_EQ(generator.generate(two_records(), SimTime::ns(10'140'234'314)).tasks.size(), 1u);
+  EXPECT_EQ(generator.generate(two_records(), SimTime::zero()).tasks.size(), 0u);
+}
+
+TEST(SyntheticTaskGenerator, EmpiricalSizesPickARecordedPairWithTheNextUniform) {
+  SyntheticKnobs knobs;
+  knobs.sizes = SyntheticSizes::kEmpirical;
+  const GeneratedTasks out = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, knobs)
+                                 .generate(two_records(), SimTime::from_seconds(60));
+  pcg32 rng(42);
+  const Trace trace = two_records();
+  for (const Task& task : out.tasks) {
+    uniform01(rng);  // the gap
+    const auto index = static_cast<std::size_t>(uniform01(rng) * 2);
+    EXPECT_DOUBLE_EQ(task.context_tokens, trace.records[index].context_tokens);
+    EXPECT_DOUBLE_EQ(task.generated_tokens, trace.records[index].generated_tokens);
+  }
+  ASSERT_GE(out.tasks.size(), 3u);
+}
+
+TEST(SyntheticTaskGenerator, RateComesFromEveryRecordAfterScaling) {
+  ArrivalKnobs arrival;
+  arrival.time_scale = 0.5;
+  const TraceRates rates = trace_rates(two_records(), arrival);
+  EXPECT_DOUBLE_EQ(rates.rate_per_s, 2 / 5.0);
+  EXPECT_EQ(rates.span, Duration::from_seconds(5));
+  EXPECT_DOUBLE_EQ(rates.mean_context_tokens, 200);
+}
+
+TEST(SyntheticTaskGenerator, ATraceAtOneInstantHasNoRate) {
+  Trace trace;
+  trace.records = {{0, 1, 1}, {0, 2, 2}};
+  EXPECT_THROW(trace_rates(trace, ArrivalKnobs{}), InputError);
+}
+
+TEST(SyntheticTaskGenerator, PoissonCountMatchesTheRate) {
+  // 0.2/s over 100000 s: 20000 expected, standard deviation 141.
+  const GeneratedTasks out = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, SyntheticKnobs{})
+                                 .generate(two_records(), SimTime::from_seconds(100000));
+  EXPECT_NEAR(static_cast<double>(out.tasks.size()), 20000, 4 * 141);
+}
+
+TEST(SyntheticTaskGenerator, GammaArrivalsKeepTheRateAndSetTheVariation) {
+  SyntheticKnobs knobs;
+  knobs.arrivals = ArrivalProcess::kGamma;
+  knobs.burstiness = 0.25;  // CV = 1 / sqrt(0.25) = 2
+  const GeneratedTasks out = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, knobs)
+                                 .generate(two_records(), SimTime::from_seconds(500000));
+  std::vector<double> gaps;
+  SimTime last = SimTime::zero();
+  for (const Task& t : out.tasks) {
+    gaps.push_back((t.arrival - last).seconds());
+    last = t.arrival;
+  }
+  double mean = 0, squares = 0;
+  for (double g : gaps)
+    mean += g;
+  mean /= static_cast<double>(gaps.size());
+  for (double g : gaps)
+    squares += (g - mean) * (g - mean);
+  const double cv = std::sqrt(squares / static_cast<double>(gaps.size() - 1)) / mean;
+  EXPECT_NEAR(mean, 5, 5 * 0.05);
+  EXPECT_NEAR(cv, 2, 2 * 0.05);
+}
+
+TEST(SyntheticTaskGenerator, GammaWithShapeOneIsThePoissonStream) {
+  SyntheticKnobs gamma;
+  gamma.arrivals = ArrivalProcess::kGamma;
+  gamma.burstiness = 1;
+  const auto a = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, gamma)
+                     .generate(two_records(), SimTime::from_seconds(600));
+  const auto b = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, SyntheticKnobs{})
+                     .generate(two_records(), SimTime::from_seconds(600));
+  ASSERT_EQ(a.tasks.size(), b.tasks.size());
+  for (std::size_t i = 0; i < a.tasks.size(); ++i)
+    EXPECT_EQ(a.tasks[i].arrival, b.tasks[i].arrival);
+}
+
+TEST(Random, StandardGammaHasItsMeanAndVariance) {
+  for (const double shape : {0.3, 1.0, 4.5}) {
+    pcg32 rng(7);
+    double sum = 0, squares = 0;
+    const int n = 200000;
+    for (int i = 0; i < n; ++i) {
+      const double x = standard_gamma(rng, shape);
+      sum += x;
+      squares += x * x;
+    }
+    const double mean = sum / n;
+    const double variance = squares / n - mean * mean;
+    EXPECT_NEAR(mean, shape, shape * 0.02) << shape;
+    EXPECT_NEAR(variance, shape, shape * 0.05) << shape;
+  }
+}
+
+}  // namespace
+}  // namespace infersim
