@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Replays the seed's example on the Azure code trace at the seed's one-second
-# clock: the default scenario, a looser decode budget, a cheaper generated token
-# and the first ten minutes, then prints the seed's tables (recorded column).
+# clock: the default scenario recorded against synthetic Poisson arrivals at the
+# same mean rate, a looser decode budget, a cheaper generated token and the
+# first ten minutes, then prints the seed's two tables.
 #
 #   examples/trace_replay/trace_replay.sh [--infersim PATH] [--output DIR]
 set -euo pipefail
@@ -23,10 +24,10 @@ run() {  # run NAME FLAGS...: one run folder per scenario
   local name=$1; shift
   "$infersim" run --trace "$trace" --time-resolution 1s --output "$output/$name" --force "$@"
 }
-run default
-run decode_budget_0.5 --decode-budget 0.5
-run mi_per_generated_token_1000 --mi-per-generated-token 1000
-run first_ten_minutes 50 600 42
+run default --compare > "$output.default.txt"
+run decode_budget_0.5 --recorded --decode-budget 0.5
+run mi_per_generated_token_1000 --recorded --mi-per-generated-token 1000
+run first_ten_minutes --recorded 50 600 42
 
 # figure RUN KEY: one summary figure, read from the run's summary.csv by column name.
 figure() {
@@ -34,20 +35,10 @@ figure() {
                        NR == 2 { print $col[key] }' "$output/$1/summary.csv"
 }
 
+# The seed's first table, as infersim prints it for a compare run.
 echo
-echo "Metric                                  Recorded trace"
-d=default
-printf '%-39s %s\n' "Requests generated" "$(figure $d requests)"
-printf '%-39s %.2f s\n' "Total compute executed" "$(figure $d compute_s)"
-printf '%-39s %.3f s\n' "Average task execution time" "$(figure $d avg_exec_s)"
-printf '%-39s %.2f %%\n' "Average edge CPU utilization" "$(awk "BEGIN{print 100*$(figure $d utilization)}")"
-printf '%-39s %.2f s\n' "Total time spent waiting" "$(figure $d waiting_total_s)"
-printf '%-39s %.3f s\n' "Average task waiting time" "$(figure $d avg_wait_s)"
-printf '%-39s %.2f %% (%s)\n' "Requests that completed successfully" \
-  "$(awk "BEGIN{print 100*$(figure $d success_rate)}")" "$(figure $d deadline_met)"
-printf '%-39s %.3f s\n' "Average request makespan" "$(figure $d avg_makespan_ok_s)"
-printf '%-39s %.2f MB\n' "Total traffic" "$(figure $d traffic_mb)"
-printf '%-39s %.2f Wh\n' "Energy of the run" "$(figure $d energy_wh)"
+sed -n '/^Metric/,/^Energy/p' "$output.default.txt"
+rm -f "$output.default.txt"
 
 echo
 echo "Run                                     Edge CPU utilization  Average waiting time  Successful requests"
