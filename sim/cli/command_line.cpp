@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/run_options.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/console_report.hpp"
@@ -31,81 +32,6 @@ constexpr const char* kUsage =
     "         mean rate, and write a run folder\n"
     "\n"
     "`infersim run --help` lists the run options.\n";
-
-// A flag that sets a settings key, and how its text becomes the key's value.
-struct KnobFlag {
-  const char* flag;
-  const char* key;
-  const char* help;
-  enum Kind { kReal, kWhole, kText, kResolution } kind;
-};
-
-const std::vector<KnobFlag>& knob_flags() {
-  static const std::vector<KnobFlag> kFlags = {
-      {"devices", "run.devices", "devices issuing the requests in turn (50)", KnobFlag::kWhole},
-      {"duration", "run.duration_s",
-       "run length T in seconds (default: the last arrival rounded up to a minute)",
-       KnobFlag::kReal},
-      {"seed", "run.seed", "seed of the run's random streams (42)", KnobFlag::kWhole},
-      {"time-resolution", "run.time_resolution_s",
-       "arrival clock: exact, 1s, 10ms, ... or seconds (exact)", KnobFlag::kResolution},
-      {"time-scale", "run.time_scale", "multiplies every arrival offset (1)", KnobFlag::kReal},
-      {"bytes-per-token", "tokens.bytes_per_token", "bytes of text per token (4)", KnobFlag::kReal},
-      {"mi-per-context-token", "tokens.mi_per_context_token",
-       "million instructions per context token, prefill (12)", KnobFlag::kReal},
-      {"mi-per-generated-token", "tokens.mi_per_generated_token",
-       "million instructions per generated token, decode (2000)", KnobFlag::kReal},
-      {"ttft-budget", "deadline.ttft_budget_s", "seconds promised before the first token (2)",
-       KnobFlag::kReal},
-      {"decode-budget", "deadline.decode_budget_s", "seconds promised per generated token (0.1)",
-       KnobFlag::kReal},
-      {"cores", "server.cores", "edge server cores (8)", KnobFlag::kWhole},
-      {"mips-per-core", "server.mips_per_core", "MIPS of one core (60000)", KnobFlag::kReal},
-      {"idle-power", "server.idle_power_w", "server power when idle, W (420)", KnobFlag::kReal},
-      {"max-power", "server.max_power_w", "server power with every core busy, W (720)",
-       KnobFlag::kReal},
-      {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
-      {"sizes", "synthetic.sizes",
-       "synthetic request sizes: mean (the trace's means) or empirical (a recorded pair) (mean)",
-       KnobFlag::kText},
-      {"arrivals", "synthetic.arrivals", "synthetic arrivals: poisson or gamma (poisson)",
-       KnobFlag::kText},
-      {"burstiness", "synthetic.burstiness",
-       "shape K of gamma inter-arrivals at the same mean rate; 1 is Poisson (1)", KnobFlag::kReal},
-      {"replications", "synthetic.replications",
-       "synthetic runs with seeds seed .. seed+R-1, reported as mean and 95 % CI (1)",
-       KnobFlag::kWhole},
-      {"per-request", "output.per_request", "csv: write requests.csv; none: summary only (csv)",
-       KnobFlag::kText},
-  };
-  return kFlags;
-}
-
-json flag_value(const KnobFlag& flag, const std::string& text) {
-  const std::string label = std::string("--") + flag.flag;
-  switch (flag.kind) {
-    case KnobFlag::kText:
-      return text;
-    case KnobFlag::kResolution:
-      return parse_time_resolution(text, label);
-    case KnobFlag::kWhole: {
-      std::uint64_t value = 0;
-      const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-        throw InputError("", 0, label, "expected a whole number, got '" + text + "'");
-      }
-      return value;
-    }
-    case KnobFlag::kReal:
-      break;
-  }
-  double value = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value)) {
-    throw InputError("", 0, label, "expected a number, got '" + text + "'");
-  }
-  return value;
-}
 
 std::string utc_now_iso() {
   const std::time_t now = std::time(nullptr);
@@ -192,8 +118,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   for (const KnobFlag& flag : knob_flags()) {
     if (!vm.count(flag.flag)) continue;
-    const std::string label = std::string("--") + flag.flag;
-    set_setting(settings, flag.key, flag_value(flag, vm[flag.flag].as<std::string>()), "", label);
+    set_knob(settings, flag, vm[flag.flag].as<std::string>());
   }
   // A trace named on the command line replaces the one a settings file pinned.
   if (vm.count("trace")) settings.trace_sha256.reset();
@@ -207,8 +132,6 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
 
   // Everything that can fail on input fails before a folder exists.
-  const bool with_recorded = settings.mode != "synthetic";
-  const bool with_synthetic = settings.mode != "recorded";
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
                                         settings.mode, vm.count("force") > 0);
   const LoadedTrace loaded = load_trace(settings);
@@ -217,28 +140,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
         << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
   }
   const bool per_request = settings.per_request == "csv";
-  std::optional<TraceRates> rates;
-  if (with_synthetic) rates = trace_rates(loaded.trace, settings.arrival_knobs());
-
-  std::optional<ModeResult> recorded, synthetic;
-  if (with_recorded) {
-    GeneratedTasks generated = generate_recorded(settings, loaded.trace);
-    out << replay_line(generated) << '\n' << std::flush;
-    recorded = simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
-                        generated.dropped, per_request);
+  const ScenarioResult result = run_scenario(settings, loaded.trace, per_request, threads, &out);
+  for (const ModeResult* r : result.modes()) out << result_line(*r) << '\n';
+  if (result.recorded && result.synthetic) {
+    out << '\n' << compare_table(*result.recorded, *result.synthetic) << '\n';
   }
-  if (with_synthetic) {
-    synthetic = run_synthetic(settings, loaded.trace, per_request, threads);
-    out << synthetic_line(*synthetic, *rates, settings.synthetic_arrivals, settings.synthetic_sizes)
-        << '\n';
-  }
-  std::vector<const ModeResult*> results;
-  for (const auto* r : {&recorded, &synthetic}) {
-    if (*r) results.push_back(&**r);
-  }
-  for (const ModeResult* r : results)
-    out << result_line(*r) << '\n';
-  if (recorded && synthetic) out << '\n' << compare_table(*recorded, *synthetic) << '\n';
 
   Settings effective = settings;
   effective.trace_sha256 = loaded.sha256;
@@ -247,40 +153,12 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   document["meta"]["program"] = kProgramName;
   document["meta"]["version"] = kVersion;
   document["meta"]["written_at"] = utc_now_iso();
-  write_run(folder, document, results, per_request);
+  write_run(folder, document, result.modes(), per_request);
   out << "Run folder: " << folder.path().string() << '\n';
   return 0;
 }
 
 }  // namespace
-
-double parse_time_resolution(const std::string& text, const std::string& label) {
-  if (text == "exact") return 0;
-  struct Unit {
-    const char* suffix;
-    double seconds;
-  };
-  static constexpr Unit kUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
-  std::string number = text;
-  double scale = 1;
-  for (const Unit& unit : kUnits) {
-    const std::string suffix = unit.suffix;
-    if (number.size() > suffix.size() && number.ends_with(suffix)) {
-      number.resize(number.size() - suffix.size());
-      scale = unit.seconds;
-      break;
-    }
-  }
-  double value = 0;
-  const auto r = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (r.ec != std::errc() || r.ptr != number.data() + number.size() || !std::isfinite(value) ||
-      value < 0) {
-    throw InputError(
-        "", 0, label,
-        "expected exact, a duration such as 1s or 10ms, or seconds >= 0; got '" + text + "'");
-  }
-  return value * scale;
-}
 
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {

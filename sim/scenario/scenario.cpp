@@ -7,6 +7,7 @@
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
 #include "core/statistics.hpp"
+#include "report/console_report.hpp"
 #include "model/edge_simulation.hpp"
 #include "report/request_log.hpp"
 #include "trace/azure_csv_reader.hpp"
@@ -144,6 +145,42 @@ ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_
   GeneratedTasks generated = generate_recorded(settings, trace);
   return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
                   generated.dropped, keep_requests);
+}
+
+}  // namespace infersim
+
+namespace infersim {
+
+std::vector<const ModeResult*> ScenarioResult::modes() const {
+  std::vector<const ModeResult*> out;
+  if (recorded) out.push_back(&*recorded);
+  if (synthetic) out.push_back(&*synthetic);
+  return out;
+}
+
+ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool keep_requests,
+                            unsigned threads, std::ostream* progress) {
+  ScenarioResult result;
+  const bool with_recorded = settings.mode != "synthetic";
+  const bool with_synthetic = settings.mode != "recorded";
+  // Fail on input (a trace with no mean rate) before simulating anything.
+  std::optional<TraceRates> rates;
+  if (with_synthetic) rates = trace_rates(trace, settings.arrival_knobs());
+  if (with_recorded) {
+    GeneratedTasks generated = generate_recorded(settings, trace);
+    if (progress) *progress << replay_line(generated) << '\n' << std::flush;
+    result.recorded = simulate(settings, "recorded", std::move(generated.tasks),
+                               generated.run_length, generated.dropped, keep_requests);
+  }
+  if (with_synthetic) {
+    result.synthetic = run_synthetic(settings, trace, keep_requests, threads);
+    if (progress) {
+      *progress << synthetic_line(*result.synthetic, *rates, settings.synthetic_arrivals,
+                                  settings.synthetic_sizes)
+                << '\n';
+    }
+  }
+  return result;
 }
 
 }  // namespace infersim

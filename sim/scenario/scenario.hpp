@@ -3,6 +3,8 @@
 // and the tests both call this.
 #pragma once
 
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,19 @@ GeneratedTasks generate_synthetic(const Settings& settings, const Trace& trace, 
 // to `threads` threads; the result does not depend on `threads`.
 ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
                          unsigned threads);
+
+// Every mode the settings ask for (run.mode), on one trace already read.
+struct ScenarioResult {
+  std::optional<ModeResult> recorded;
+  std::optional<ModeResult> synthetic;
+  // The modes that ran, recorded first.
+  std::vector<const ModeResult*> modes() const;
+};
+
+// Runs the scenario. When `progress` is given, says on it what each mode will
+// replay before simulating it (the console's first lines).
+ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool keep_requests,
+                            unsigned threads, std::ostream* progress = nullptr);
 
 // Each figure's mean and 95 % half-width over the summaries (null where every
 // summary has it null).
