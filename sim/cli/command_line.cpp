@@ -9,11 +9,16 @@
 #include <optional>
 #include <thread>
 
+#include "cli/calibrate_command.hpp"
+#include "cli/inspect_command.hpp"
 #include "cli/run_options.hpp"
+#include "cli/sweep_command.hpp"
+#include "cli/validate_command.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/console_report.hpp"
 #include "report/run_writer.hpp"
+#include "scenario/measured_comparison.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 
@@ -25,13 +30,22 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: infersim run [DEVICES [DURATION_S [SEED]]] [options]\n"
+    "       infersim sweep | merge | capacity | validate | inspect | calibrate [options]\n"
     "       infersim --version | --help\n"
     "\n"
     "commands:\n"
-    "  run    replay a recorded trace on the edge model, beside Poisson arrivals at its\n"
-    "         mean rate, and write a run folder\n"
+    "  run       replay a recorded trace on the edge model, beside Poisson arrivals at\n"
+    "            its mean rate, and write a run folder\n"
+    "  sweep     run a grid of knob values (or one shard of it) and write sweep.csv\n"
+    "  merge     join the shards of a sweep into the sweep.csv the whole sweep writes\n"
+    "  capacity  find the smallest knob value whose run meets a target, by bisection\n"
+    "  validate  check the engine against queueing theory (M/M/c, M/D/1)\n"
+    "  inspect   profile a trace's workload (rate, burstiness, sizes, block reuse)\n"
+    "  calibrate fit the cost knobs to a benchmark's per-request measurements (aiperf,\n"
+    "            vLLM, CSV) and write a settings file\n"
     "\n"
-    "`infersim run --help` lists the run options.\n";
+    "`infersim run --help` lists the run options; `infersim sweep --help` (merge,\n"
+    "capacity) the others.\n";
 
 std::string utc_now_iso() {
   const std::time_t now = std::time(nullptr);
@@ -78,8 +92,20 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "threads for the synthetic replications (default: the machine's cores); results do not "
       "depend on it")("output", po::value<std::string>(),
                       "run folder (default output/<YYYYmmdd-HHMMSS>-<mode>)")(
-      "force", "write into --output even if it holds files");
+      "force", "write into --output even if it holds files")(
+      "speedup", po::value<std::string>(), "replay X times as fast (the same as --time-scale 1/X)")(
+      "filter", po::value<std::vector<std::string>>()->composing(),
+      "keep only the CSV rows where COLUMN=VALUE (repeatable; all must hold)")(
+      "measured", po::value<std::string>(),
+      "the benchmark the trace was measured by (aiperf JSONL, vLLM JSON or CSV), matched to the "
+      "replay by order: writes measured.csv and the TTFT and E2E mean absolute % errors");
   for (const KnobFlag& flag : knob_flags()) {
+    if (flag.kind == KnobFlag::kGoodput) {
+      // vLLM's form, --goodput ttft:500 e2el:2000, or the flag repeated.
+      options.add_options()(
+          flag.flag, po::value<std::vector<std::string>>()->multitoken()->composing(), flag.help);
+      continue;
+    }
     options.add_options()(flag.flag, po::value<std::string>(), flag.help);
   }
   po::positional_options_description positional;
@@ -118,7 +144,27 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   for (const KnobFlag& flag : knob_flags()) {
     if (!vm.count(flag.flag)) continue;
+    if (flag.kind == KnobFlag::kGoodput) {
+      std::string words;
+      for (const std::string& word : vm[flag.flag].as<std::vector<std::string>>())
+        words += word + " ";
+      set_knob(settings, flag, words);
+      continue;
+    }
     set_knob(settings, flag, vm[flag.flag].as<std::string>());
+  }
+  if (vm.count("speedup")) {
+    if (vm.count("time-scale")) {
+      throw InputError("", 0, "--speedup", "conflicts with --time-scale (it sets 1/X); give one");
+    }
+    const KnobFlag speedup{"speedup", "", "", KnobFlag::kReal};
+    const double x = flag_value(speedup, vm["speedup"].as<std::string>()).get<double>();
+    if (!(x > 0)) throw InputError("", 0, "--speedup", "must be greater than 0");
+    set_setting(settings, "run.time_scale", 1 / x, "", "--speedup");
+  }
+  if (vm.count("filter")) {
+    set_setting(settings, "trace.filter", vm["filter"].as<std::vector<std::string>>(), "",
+                "--filter");
   }
   // A trace named on the command line replaces the one a settings file pinned.
   if (vm.count("trace")) settings.trace_sha256.reset();
@@ -139,9 +185,23 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
         << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
   }
+  std::optional<Measurement> measured;
+  if (vm.count("measured")) {
+    measured = read_measured_for_replay(vm["measured"].as<std::string>(), settings, loaded.trace);
+  }
+  out << trace_line(loaded.trace) << '\n';
   const bool per_request = settings.per_request == "csv";
-  const ScenarioResult result = run_scenario(settings, loaded.trace, per_request, threads, &out);
-  for (const ModeResult* r : result.modes()) out << result_line(*r) << '\n';
+  const ScenarioResult result =
+      run_scenario(settings, loaded.trace, per_request || measured, threads, &out);
+  for (const ModeResult* r : result.modes())
+    out << result_line(*r) << '\n';
+  for (const ModeResult* r : result.modes())
+    out << serving_line(*r) << '\n';
+  std::optional<MeasuredComparison> comparison;
+  if (measured) {
+    comparison = compare_with_measurement(*measured, *result.recorded);
+    out << measured_line(*comparison) << '\n';
+  }
   if (result.recorded && result.synthetic) {
     out << '\n' << compare_table(*result.recorded, *result.synthetic) << '\n';
   }
@@ -149,11 +209,13 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   Settings effective = settings;
   effective.trace_sha256 = loaded.sha256;
   effective.trace_format = loaded.trace.format;
+  effective.timestamp_unit = loaded.trace.timestamp_unit;
   nlohmann::ordered_json document = settings_to_json(effective);
   document["meta"]["program"] = kProgramName;
   document["meta"]["version"] = kVersion;
   document["meta"]["written_at"] = utc_now_iso();
-  write_run(folder, document, result.modes(), per_request);
+  write_run(folder, document, result.modes(), per_request, {settings.plots == "svg", &err});
+  if (comparison) write_measured(folder, result, *comparison);
   out << "Run folder: " << folder.path().string() << '\n';
   return 0;
 }
@@ -171,7 +233,22 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
       return 0;
     }
     if (args[0] == "run") return run_command({args.begin() + 1, args.end()}, out, err);
-    const auto near = nearest(args[0], {"run", "--version", "--help"});
+    if (args[0] == "validate") {
+      return run_validate_command({args.begin() + 1, args.end()}, out, err);
+    }
+    if (args[0] == "inspect") {
+      return run_inspect_command({args.begin() + 1, args.end()}, out, err);
+    }
+    if (args[0] == "calibrate") {
+      return run_calibrate_command({args.begin() + 1, args.end()}, out, err);
+    }
+    if (args[0] == "sweep") return run_sweep_command({args.begin() + 1, args.end()}, out, err);
+    if (args[0] == "merge") return run_merge_command({args.begin() + 1, args.end()}, out, err);
+    if (args[0] == "capacity") {
+      return run_capacity_command({args.begin() + 1, args.end()}, out, err);
+    }
+    const auto near = nearest(args[0], {"run", "sweep", "merge", "capacity", "validate", "inspect",
+                                        "calibrate", "--version", "--help"});
     err << "infersim: unknown command '" << args[0] << "'"
         << (near ? " (did you mean " + *near + "?)" : std::string()) << "\n"
         << kUsage;

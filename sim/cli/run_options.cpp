@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "core/input_error.hpp"
 
@@ -17,6 +18,12 @@ const std::vector<KnobFlag>& knob_flags() {
       {"time-resolution", "run.time_resolution_s",
        "arrival clock: exact, 1s, 10ms, ... or seconds (exact)", KnobFlag::kResolution},
       {"time-scale", "run.time_scale", "multiplies every arrival offset (1)", KnobFlag::kReal},
+      {"start-offset", "run.start_offset_s",
+       "replay only from this offset of trace time, in seconds (inclusive)", KnobFlag::kReal},
+      {"end-offset", "run.end_offset_s",
+       "replay only up to this offset of trace time, in seconds (inclusive)", KnobFlag::kReal},
+      {"max-idle-gap", "run.max_idle_gap_s",
+       "cap every idle gap between consecutive arrivals at this many seconds", KnobFlag::kReal},
       {"bytes-per-token", "tokens.bytes_per_token", "bytes of text per token (4)", KnobFlag::kReal},
       {"mi-per-context-token", "tokens.mi_per_context_token",
        "million instructions per context token, prefill (12)", KnobFlag::kReal},
@@ -32,6 +39,18 @@ const std::vector<KnobFlag>& knob_flags() {
       {"max-power", "server.max_power_w", "server power with every core busy, W (720)",
        KnobFlag::kReal},
       {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
+      {"format", "trace.format",
+       "auto, azure-csv, mooncake-jsonl, burstgpt-csv, csv or jsonl (auto)", KnobFlag::kText},
+      {"timestamp-column", "trace.timestamp_column", "column or key of the arrival time",
+       KnobFlag::kText},
+      {"input-column", "trace.input_column", "column or key of the input (context) tokens",
+       KnobFlag::kText},
+      {"output-column", "trace.output_column", "column or key of the output (generated) tokens",
+       KnobFlag::kText},
+      {"hash-ids-column", "trace.hash_ids_column", "column or key of the prompt block ids",
+       KnobFlag::kText},
+      {"timestamp-unit", "trace.timestamp_unit", "s, ms, us, ns, datetime or auto (auto)",
+       KnobFlag::kText},
       {"sizes", "synthetic.sizes",
        "synthetic request sizes: mean (the trace's means) or empirical (a recorded pair) (mean)",
        KnobFlag::kText},
@@ -44,6 +63,18 @@ const std::vector<KnobFlag>& knob_flags() {
        KnobFlag::kWhole},
       {"per-request", "output.per_request", "csv: write requests.csv; none: summary only (csv)",
        KnobFlag::kText},
+      {"metric-percentiles", "report.metric_percentiles",
+       "percentiles of TTFT, TPOT, E2E latency and wait in the summary, comma-separated "
+       "(50,90,99)",
+       KnobFlag::kPercentiles},
+      {"goodput", "report.goodput",
+       "vLLM's goodput bounds in ms, e.g. \"ttft:500 tpot:50 e2el:2000\"; a request is good "
+       "when it meets every bound given (none)",
+       KnobFlag::kGoodput},
+      {"slice-duration", "report.slice_duration_s", "seconds a row of timeseries.csv (60)",
+       KnobFlag::kReal},
+      {"plots", "report.plots", "svg: render the plots with gnuplot; none: no plots (svg)",
+       KnobFlag::kText},
   };
   return kFlags;
 }
@@ -55,6 +86,10 @@ nlohmann::json flag_value(const KnobFlag& flag, const std::string& text) {
       return text;
     case KnobFlag::kResolution:
       return parse_time_resolution(text, label);
+    case KnobFlag::kPercentiles:
+      return parse_percentiles(text, label);
+    case KnobFlag::kGoodput:
+      return parse_goodput(text, label);
     case KnobFlag::kWhole: {
       std::uint64_t value = 0;
       const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -111,6 +146,78 @@ double parse_time_resolution(const std::string& text, const std::string& label) 
         "expected exact, a duration such as 1s or 10ms, or seconds >= 0; got '" + text + "'");
   }
   return value * scale;
+}
+
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// The words of `text` apart by spaces, tabs or commas.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::string word;
+  for (const char c : text + " ") {
+    if (c == ' ' || c == '\t' || c == ',') {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  return out;
+}
+
+std::optional<double> real_of(const std::string& text) {
+  double value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+nlohmann::json parse_percentiles(const std::string& text, const std::string& label) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& word : words(text)) {
+    const auto value = real_of(word);
+    if (!value) {
+      throw InputError("", 0, label,
+                       "expected percentiles apart by commas such as 50,90,99; got '" + word + "'");
+    }
+    out.push_back(*value);
+  }
+  return out;
+}
+
+nlohmann::json parse_goodput(const std::string& text, const std::string& label) {
+  const std::vector<std::string> given = words(text);
+  if (given.size() == 1 && given[0] == "none") return nullptr;
+  if (given.empty()) {
+    throw InputError("", 0, label, "expected bounds such as ttft:500 e2el:2000, or none");
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& word : given) {
+    const auto colon = word.find(':');
+    const std::string name = word.substr(0, colon);
+    const auto value = colon == std::string::npos ? std::nullopt : real_of(word.substr(colon + 1));
+    if (name != "ttft" && name != "tpot" && name != "e2el") {
+      const auto near = nearest(name, {"ttft", "tpot", "e2el"});
+      throw InputError("", 0, label,
+                       "expected NAME:MS with NAME ttft, tpot or e2el, got '" + word + "'" +
+                           (near && colon != std::string::npos ? " (did you mean " + *near + "?)"
+                                                               : std::string()));
+    }
+    if (!value) {
+      throw InputError("", 0, label,
+                       "expected " + name + ":MS, milliseconds as a number, got '" + word + "'");
+    }
+    if (out.contains(name + "_ms")) throw InputError("", 0, label, name + " is given twice");
+    out[name + "_ms"] = *value;
+  }
+  return out;
 }
 
 }  // namespace infersim

@@ -16,7 +16,9 @@ struct KnobFlag {
   const char* flag;  // without the dashes, e.g. "mi-per-generated-token"
   const char* key;   // the settings key, e.g. "tokens.mi_per_generated_token"
   const char* help;
-  enum Kind { kReal, kWhole, kText, kResolution } kind;
+  // kPercentiles: "50,90,99" as a list; kGoodput: vLLM's "ttft:500 e2el:2000"
+  // as an object of bounds in ms ("none": null).
+  enum Kind { kReal, kWhole, kText, kResolution, kPercentiles, kGoodput } kind;
 };
 
 const std::vector<KnobFlag>& knob_flags();
@@ -33,5 +35,14 @@ void set_knob(Settings& settings, const KnobFlag& flag, const std::string& text)
 // "exact" -> 0; "1s", "10ms", "250us", "100ns" or a plain number of seconds.
 // Throws InputError naming `label`.
 double parse_time_resolution(const std::string& text, const std::string& label);
+
+// "50,90,99" -> [50, 90, 99]; the key checks the range. Throws InputError
+// naming `label` for a word that is not a number.
+nlohmann::json parse_percentiles(const std::string& text, const std::string& label);
+
+// vLLM's goodput syntax: "ttft:500 tpot:50 e2el:2000" (words apart by spaces or
+// commas, any subset, milliseconds) -> {"ttft_ms": 500, ...}; "none" -> null.
+// Throws InputError naming `label`.
+nlohmann::json parse_goodput(const std::string& text, const std::string& label);
 
 }  // namespace infersim

@@ -16,7 +16,9 @@ class Sha256 {
   std::string hex_digest();
 
  private:
-  void compress(const unsigned char* block);
+  // Compresses `blocks` 64-byte blocks, with the x86 SHA extensions when the
+  // processor has them.
+  void compress(const unsigned char* data, std::size_t blocks);
   std::uint32_t state_[8];
   unsigned char buffer_[64];
   std::size_t buffered_ = 0;

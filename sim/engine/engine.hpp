@@ -43,13 +43,20 @@ class Engine {
   // clock already at the event's time.
   template <typename Dispatch>
   void run(Dispatch&& dispatch) {
-    while (!queue_.empty()) {
-      const Event event = queue_.peek();
-      queue_.pop();
-      now_ = event.key.time;
-      ++executed_;
-      dispatch(event);
+    while (step(dispatch)) {
     }
+  }
+
+  // Executes the earliest event, if any; false when none is left.
+  template <typename Dispatch>
+  bool step(Dispatch&& dispatch) {
+    if (queue_.empty()) return false;
+    const Event event = queue_.peek();
+    queue_.pop();
+    now_ = event.key.time;
+    ++executed_;
+    dispatch(event);
+    return true;
   }
 
  private:

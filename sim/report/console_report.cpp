@@ -1,5 +1,6 @@
 #include "report/console_report.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -24,6 +25,18 @@ std::string figure(const Summary& s, const std::string& key, double scale, int d
 
 }  // namespace
 
+std::string trace_line(const Trace& trace) {
+  const std::string unit = trace.timestamp_unit == "datetime"
+                               ? "calendar timestamps"
+                               : "timestamps in " + trace.timestamp_unit;
+  std::string line = "Trace " + trace.path + ": " + trace.format + ", " + unit + ", " +
+                     std::to_string(trace.records.size()) + " requests";
+  if (trace.filtered_out > 0) {
+    line += " (" + std::to_string(trace.filtered_out) + " rows left out by --filter)";
+  }
+  return line + ".";
+}
+
 std::string replay_line(const GeneratedTasks& r) {
   const std::size_t n = r.tasks.size();
   std::string line = "Trace replay: " + std::to_string(n) + " requests scheduled";
@@ -33,8 +46,19 @@ std::string replay_line(const GeneratedTasks& r) {
   }
   line += ", " + std::to_string(r.dropped) +
           " dropped because they arrive after the end of the run at " +
-          brief_seconds(r.run_length) + " s.";
-  return line;
+          brief_seconds(r.run_length) + " s";
+  if (r.outside_window > 0) {
+    line += ", " + std::to_string(r.outside_window) + " outside the replay window";
+  }
+  if (n > 1) {
+    const Duration replayed = r.tasks.back().arrival - r.tasks.front().arrival;
+    if (replayed > Duration::zero()) {
+      line += "; offered " + fixed(static_cast<double>(n) / replayed.seconds(), 3) +
+              " requests/s over the " + brief_seconds(SimTime::zero() + replayed) +
+              " s replayed";
+    }
+  }
+  return line + ".";
 }
 
 std::string result_line(const ModeResult& r) {
@@ -51,6 +75,34 @@ std::string result_line(const ModeResult& r) {
          " s edge_cpu=" + figure(s, "utilization", 100, 4) +
          " % traffic=" + figure(s, "traffic_mb", 1, 4) +
          " MB energy=" + figure(s, "energy_wh", 1, 4) + " Wh";
+}
+
+std::string serving_line(const ModeResult& r) {
+  const Summary& s = r.summary;
+  auto held = [&](const std::string& key) {
+    const auto& f = s.figures();
+    return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
+  };
+  char head[16];
+  std::snprintf(head, sizeof(head), "%-10s", r.mode.c_str());
+  std::string line = head;
+  for (const char* metric : {"ttft", "tpot", "e2el"}) {
+    line += std::string(" ") + metric;
+    for (const char* p : {"50", "99"}) {
+      const std::string key = std::string(metric) + "_p" + p + "_s";
+      if (held(key)) line += std::string(" p") + p + "=" + figure(s, key, 1000, 1) + " ms";
+    }
+    line += " ";
+  }
+  if (held("max_concurrent_requests")) {
+    line += " max_concurrent=" +
+            figure(s, "max_concurrent_requests", 1, r.replications.empty() ? 0 : 1);
+  }
+  if (held("goodput_rps")) {
+    line += " goodput=" + figure(s, "goodput_rps", 1, 4) + " req/s (" +
+            figure(s, "good_request_fraction", 100, 2) + " %)";
+  }
+  return line;
 }
 
 }  // namespace infersim
@@ -124,6 +176,13 @@ std::string compare_table(const ModeResult& recorded, const ModeResult& syntheti
       {"Average request makespan", "avg_makespan_ok_s", 1, 3, " s"},
       {"Total traffic", "traffic_mb", 1, 2, " MB"},
       {"Energy of the run", "energy_wh", 1, 2, " Wh"},
+      // The serving figures, after the seed's table.
+      {"Mean time to first token", "ttft_mean_s", 1, 3, " s"},
+      {"P99 time to first token", "ttft_p99_s", 1, 3, " s"},
+      {"Mean time per output token", "tpot_mean_s", 1000, 2, " ms"},
+      {"Mean end-to-end latency", "e2el_mean_s", 1, 3, " s"},
+      {"Request throughput", "request_throughput_rps", 1, 3, " req/s"},
+      {"Peak concurrent requests", "max_concurrent_requests", 1, 0, ""},
   };
   const std::string synthetic_title =
       synthetic.replications.empty()
@@ -132,6 +191,10 @@ std::string compare_table(const ModeResult& recorded, const ModeResult& syntheti
   std::vector<std::array<std::string, 4>> lines;
   lines.push_back({"Metric", "Recorded trace", synthetic_title, "Recorded/synthetic"});
   for (const Row& row : kRows) {
+    const auto& held = recorded.summary.figures();
+    if (std::none_of(held.begin(), held.end(), [&](const Figure& f) { return f.key == row.key; })) {
+      continue;  // a summary without the serving figures
+    }
     std::string left = cell(recorded, row);
     std::string right = cell(synthetic, row);
     if (std::string(row.key) == "success_rate") {

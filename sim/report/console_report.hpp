@@ -10,6 +10,10 @@
 
 namespace infersim {
 
+// "Trace trace/x.csv: azure-csv, timestamps as datetime, 8819 requests[, M rows
+// filtered out]."
+std::string trace_line(const Trace& trace);
+
 // "Trace replay: N requests scheduled between A and B s, D dropped because they
 // arrive after the end of the run at T s."
 std::string replay_line(const GeneratedTasks& generated);
@@ -25,5 +29,9 @@ std::string compare_table(const ModeResult& recorded, const ModeResult& syntheti
 
 // "recorded   tasks=  8819 ok=  3180 requests_ok= 3180/8819  compute=... s ..."
 std::string result_line(const ModeResult& result);
+
+// "recorded   ttft p50=… ms p99=… ms  tpot …  e2el …  max_concurrent=…": the
+// serving figures under vLLM's names, the percentiles the summary holds.
+std::string serving_line(const ModeResult& result);
 
 }  // namespace infersim

@@ -1,9 +1,14 @@
 #include "report/run_writer.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "report/number_format.hpp"
+#include "report/plots.hpp"
+#include "report/report_html.hpp"
 #include "report/request_log.hpp"
+#include "report/time_series.hpp"
 
 namespace infersim {
 namespace {
@@ -43,11 +48,20 @@ std::string csv_of(const std::vector<std::string>& keys, const std::string& firs
   return out;
 }
 
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
 void write_mode_files(const RunFolder& folder, const std::string& sub, const ModeResult& r,
                       bool per_request) {
   const std::filesystem::path dir = sub.empty() ? folder.path() : folder.path() / sub;
   write_file_atomically(dir / "summary.json", summary_to_json(r).dump(2) + "\n");
   if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.outcomes);
+  write_file_atomically(dir / "timeseries.csv", time_series_csv(r.time_series));
+  write_file_atomically(dir / "cdf.csv", latency_cdf_csv(r.latency_cdf));
   if (!r.replications.empty()) {
     std::vector<std::string> keys;
     for (const Figure& f : r.replications.front().figures())
@@ -77,6 +91,19 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result) {
   return out;
 }
 
+std::string latency_cdf_csv(const LatencyCdf& cdf) {
+  std::string out = "fraction,wait_s,ttft_s\n";
+  for (std::size_t i = 0; i < cdf.fraction.size(); ++i) {
+    append_shortest(out, cdf.fraction[i]);
+    out += ',';
+    append_shortest(out, cdf.wait_s[i]);
+    out += ',';
+    append_shortest(out, cdf.ttft_s[i]);
+    out += '\n';
+  }
+  return out;
+}
+
 std::string summary_csv(const std::vector<const ModeResult*>& results) {
   std::vector<std::string> keys;
   std::vector<std::pair<std::string, std::vector<Figure>>> rows;
@@ -90,7 +117,8 @@ std::string summary_csv(const std::vector<const ModeResult*>& results) {
 }
 
 void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
-               const std::vector<const ModeResult*>& results, bool per_request) {
+               const std::vector<const ModeResult*>& results, bool per_request,
+               const ReportOptions& report) {
   folder.create();
   const bool nested = results.size() > 1;
   for (const ModeResult* r : results) {
@@ -112,6 +140,36 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
     write_file_atomically(folder.file("summary.json"), summary.dump(2) + "\n");
   }
   write_file_atomically(folder.file("summary.csv"), summary_csv(results));
+
+  // The plots read the CSV files written above; the page inlines the plots.
+  std::vector<ReportFigure> figures;
+  std::string plots_note = "Plots are off for this run (--plots none).";
+  if (report.plots && !results.empty()) {
+    const std::string arrivals = settings.contains("synthetic") && settings["synthetic"].is_object()
+                                     ? settings["synthetic"].value("arrivals", "poisson")
+                                     : "poisson";
+    const std::vector<PlotScript> scripts = plot_scripts(results, arrivals);
+    std::error_code error;
+    std::filesystem::create_directories(folder.file("plots"), error);
+    if (error)
+      throw OutputError(folder.file("plots").string() + ": cannot create: " + error.message());
+    for (const PlotScript& p : scripts) {
+      write_file_atomically(folder.file("plots") / (p.name + ".gp"), p.script);
+    }
+    const PlotRendering rendering = render_plots(folder.path(), scripts, report.gnuplot);
+    if (!rendering.message.empty() && report.notices) *report.notices << rendering.message << '\n';
+    plots_note = "The plots were not rendered: run gnuplot plots/*.gp in the run folder.";
+    for (const PlotScript& p : scripts) {
+      ReportFigure f{p.name, p.title, p.caption, ""};
+      if (std::find(rendering.rendered.begin(), rendering.rendered.end(), p.name) !=
+          rendering.rendered.end()) {
+        f.svg = read_text_file(folder.file("plots") / (p.name + ".svg"));
+      }
+      figures.push_back(std::move(f));
+    }
+  }
+  write_file_atomically(folder.file("report.html"),
+                        report_html(settings, results, figures, plots_note));
 }
 
 }  // namespace infersim

@@ -3,8 +3,12 @@
 // requests.csv side by side. Compare: settings.json, summary.json nested by
 // mode, summary.csv a row a mode, and recorded/ and synthetic/ each with that
 // mode's requests.csv and summary.json. A replicated synthetic mode adds
-// replications.csv (one row a seed) to its folder.
+// replications.csv (one row a seed) to its folder. Beside each mode's
+// summary.json: timeseries.csv and cdf.csv. At the run folder's root: plots/
+// (gnuplot scripts, and their SVGs when gnuplot is there) and report.html.
 #pragma once
+
+#include <ostream>
 
 #include <string>
 #include <vector>
@@ -24,9 +28,19 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result);
 // a missing figure is an empty field.
 std::string summary_csv(const std::vector<const ModeResult*>& results);
 
+struct ReportOptions {
+  bool plots = true;                // write plots/ and render it
+  std::ostream* notices = nullptr;  // told once when the plots could not be rendered
+  std::string gnuplot = "gnuplot";  // the program, found on PATH
+};
+
+// cdf.csv: `fraction,wait_s,ttft_s`, one row a point of LatencyCdf.
+std::string latency_cdf_csv(const LatencyCdf& cdf);
+
 // `settings` is the complete settings.json document; `results` holds one mode,
 // or recorded and synthetic for a compare run.
 void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
-               const std::vector<const ModeResult*>& results, bool per_request);
+               const std::vector<const ModeResult*>& results, bool per_request,
+               const ReportOptions& report = {});
 
 }  // namespace infersim

@@ -1,28 +1,39 @@
 #include "scenario/scenario.hpp"
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
 #include "core/statistics.hpp"
-#include "report/console_report.hpp"
 #include "model/edge_simulation.hpp"
+#include "report/console_report.hpp"
 #include "report/request_log.hpp"
-#include "trace/azure_csv_reader.hpp"
+#include "trace/trace_reader.hpp"
 
 namespace infersim {
 
 LoadedTrace load_trace(const Settings& settings) {
   LoadedTrace loaded;
-  // Only one format exists so far; "auto" resolves to it.
-  loaded.trace = read_azure_csv(settings.trace_path);
+  // The digest is computed on a second thread while the trace is parsed; it
+  // costs about as much as the parse.
+  std::future<std::string> digest = std::async(std::launch::async, [path = settings.trace_path] {
+    try {
+      return sha256_file_hex(path);
+    } catch (const std::runtime_error&) {
+      return std::string();  // the reader reports the unreadable file
+    }
+  });
   try {
-    loaded.sha256 = sha256_file_hex(settings.trace_path);
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
+    loaded.trace = read_trace(settings.trace_source());
+  } catch (...) {
+    digest.wait();
+    throw;
   }
+  loaded.sha256 = digest.get();
+  if (loaded.sha256.empty()) throw InputError(settings.trace_path, 0, "", "cannot read the file");
   if (settings.trace_sha256 && *settings.trace_sha256 != loaded.sha256) {
     throw InputError(settings.trace_path, 0, "trace.sha256",
                      "the file's SHA-256 is " + loaded.sha256 + ", the settings expect " +
@@ -44,15 +55,23 @@ ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task
   EdgeServer server(settings.cores);
   const EnergyModel energy(settings.energy_knobs());
   SummaryCollector collector(result.tasks.size());
+  ServingMetrics serving(settings.serving_knobs(), result.tasks.size());
+  TimeSeriesCollector series(result.tasks.size());
   RequestLog log(keep_requests ? result.tasks.size() : 0);
 
   EdgeSimulation simulation(result.tasks, fleet, network, server);
   simulation.add_observer(collector);
+  simulation.add_observer(serving);
+  simulation.add_observer(series);
   if (keep_requests) simulation.add_observer(log);
   simulation.run();
 
   result.events = simulation.events_executed();
   result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
+  serving.append_to(result.summary);  // after OUTPUT.md's figures
+  result.latency_cdf = serving.cdf();
+  result.time_series = series.compute(Duration::from_seconds(settings.slice_duration_s), run_length,
+                                      settings.cores, energy);
   if (keep_requests) result.outcomes = log.release();
   return result;
 }

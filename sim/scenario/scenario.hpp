@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "model/request_observer.hpp"
+#include "report/serving_metrics.hpp"
 #include "report/summary.hpp"
+#include "report/time_series.hpp"
 #include "scenario/settings.hpp"
 #include "task/task.hpp"
 #include "task/trace_task_generator.hpp"
@@ -40,6 +42,9 @@ struct ModeResult {
   // seed's own summary; tasks and outcomes are the first seed's.
   Summary ci95;
   std::vector<Summary> replications;
+  // timeseries.csv and cdf.csv (the first seed's when replicated).
+  TimeSeries time_series;
+  LatencyCdf latency_cdf;
 };
 
 // Simulates the tasks (in issue order) on the settings' fleet, network and

@@ -149,6 +149,32 @@ KeySpec choice_key(std::string Settings::*member, std::vector<std::string> allow
           [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
 }
 
+// Seconds, or null for none.
+KeySpec optional_seconds_key(std::optional<double> Settings::*member) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (v.is_null()) {
+              (s.*member).reset();
+            } else {
+              s.*member = seconds(v, src, l);
+            }
+          },
+          [=](const Settings& s) {
+            return (s.*member) ? nlohmann::ordered_json(*(s.*member))
+                               : nlohmann::ordered_json(nullptr);
+          }};
+}
+
+// Free text; empty means "not set".
+KeySpec text_key(std::string Settings::*member) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.*member = v.is_null() ? std::string() : text(v, src, l);
+          },
+          [=](const Settings& s) {
+            return (s.*member).empty() ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(s.*member);
+          }};
+}
+
 nlohmann::ordered_json hops_to_json(const std::vector<Hop>& hops) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const Hop& h : hops) {
@@ -159,6 +185,65 @@ nlohmann::ordered_json hops_to_json(const std::vector<Hop>& hops) {
     out.push_back(hop);
   }
   return out;
+}
+
+// Percentiles in (0, 100], each once.
+std::vector<double> percentiles_from(const json& v, const std::string& source,
+                                     const std::string& label) {
+  if (!v.is_array()) bad(source, label, "expected a list of percentiles, got " + shown(v));
+  std::vector<double> out;
+  for (const json& p : v) {
+    const double x = number(p, source, label);
+    if (!(x > 0 && x <= 100)) {
+      bad(source, label, "a percentile must be greater than 0 and at most 100, got " + shown(p));
+    }
+    if (std::find(out.begin(), out.end(), x) != out.end()) {
+      bad(source, label, shown(p) + " is listed twice");
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+// vLLM's goodput bounds, {ttft_ms, tpot_ms, e2el_ms} (any of them), or null.
+std::optional<GoodputBounds> goodput_from(const json& v, const std::string& source,
+                                          const std::string& label) {
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_object() || v.empty()) {
+    bad(source, label, "expected null or an object of ttft_ms, tpot_ms, e2el_ms, got " + shown(v));
+  }
+  GoodputBounds bounds;
+  for (const auto& [key, value] : v.items()) {
+    std::optional<double>* bound = key == "ttft_ms"   ? &bounds.ttft_ms
+                                   : key == "tpot_ms" ? &bounds.tpot_ms
+                                   : key == "e2el_ms" ? &bounds.e2el_ms
+                                                      : nullptr;
+    if (bound == nullptr) {
+      const auto near = nearest(key, {"ttft_ms", "tpot_ms", "e2el_ms"});
+      bad(source, label + "." + key,
+          "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+    }
+    const double ms = at_least(value, 0, source, label + "." + key);
+    if (ms * 1e6 >= 9.2e18) bad(source, label + "." + key, "does not fit the nanosecond clock");
+    *bound = ms;
+  }
+  return bounds;
+}
+
+nlohmann::ordered_json goodput_to_json(const std::optional<GoodputBounds>& goodput) {
+  if (!goodput) return nullptr;
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (goodput->ttft_ms) out["ttft_ms"] = *goodput->ttft_ms;
+  if (goodput->tpot_ms) out["tpot_ms"] = *goodput->tpot_ms;
+  if (goodput->e2el_ms) out["e2el_ms"] = *goodput->e2el_ms;
+  return out;
+}
+
+// A slice of the time series: at least a nanosecond.
+double slice_seconds(const json& v, const std::string& source, const std::string& label) {
+  const double x = seconds(v, source, label);
+  if (x * 1e9 < 1) bad(source, label, "must be at least 1 ns (1e-9 s), got " + shown(v));
+  return x;
 }
 
 const Table& table() {
@@ -184,6 +269,9 @@ const Table& table() {
         [](const Settings& s) { return nlohmann::ordered_json(s.seed); }}},
       {"run.time_resolution_s", real_key(&Settings::time_resolution_s, seconds)},
       {"run.time_scale", real_key(&Settings::time_scale, positive)},
+      {"run.start_offset_s", optional_seconds_key(&Settings::start_offset_s)},
+      {"run.end_offset_s", optional_seconds_key(&Settings::end_offset_s)},
+      {"run.max_idle_gap_s", optional_seconds_key(&Settings::max_idle_gap_s)},
       {"tokens.bytes_per_token", real_key(&Settings::bytes_per_token, non_negative)},
       {"tokens.mi_per_context_token", real_key(&Settings::mi_per_context_token, non_negative)},
       {"tokens.mi_per_generated_token", real_key(&Settings::mi_per_generated_token, non_negative)},
@@ -206,7 +294,28 @@ const Table& table() {
           if (s.trace_path.empty()) bad(src, l, "must name a file");
         },
         [](const Settings& s) { return nlohmann::ordered_json(s.trace_path); }}},
-      {"trace.format", choice_key(&Settings::trace_format, {"auto", "azure-csv"})},
+      {"trace.format",
+       choice_key(&Settings::trace_format, {"auto", "azure-csv", "mooncake-jsonl", "burstgpt-csv",
+                                            "aiperf-jsonl", "csv", "jsonl"})},
+      {"trace.timestamp_column", text_key(&Settings::timestamp_column)},
+      {"trace.input_column", text_key(&Settings::input_column)},
+      {"trace.output_column", text_key(&Settings::output_column)},
+      {"trace.hash_ids_column", text_key(&Settings::hash_ids_column)},
+      {"trace.timestamp_unit",
+       choice_key(&Settings::timestamp_unit, {"auto", "s", "ms", "us", "ns", "datetime"})},
+      {"trace.filter",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          if (!v.is_array()) bad(src, l, "expected a list of \"COLUMN=VALUE\" strings");
+          s.filters.clear();
+          for (const json& f : v) {
+            const std::string filter = text(f, src, l);
+            if (filter.find('=') == std::string::npos || filter.front() == '=') {
+              bad(src, l, "expected COLUMN=VALUE, got '" + filter + "'");
+            }
+            s.filters.push_back(filter);
+          }
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.filters); }}},
       {"trace.sha256",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           if (v.is_null()) {
@@ -229,6 +338,18 @@ const Table& table() {
       {"synthetic.burstiness", real_key(&Settings::burstiness, positive)},
       {"synthetic.replications", count_key(&Settings::replications, 1, 100'000)},
       {"output.per_request", choice_key(&Settings::per_request, {"csv", "none"})},
+      {"report.metric_percentiles",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.metric_percentiles = percentiles_from(v, src, l);
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.metric_percentiles); }}},
+      {"report.goodput",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.goodput = goodput_from(v, src, l);
+        },
+        [](const Settings& s) { return goodput_to_json(s.goodput); }}},
+      {"report.slice_duration_s", real_key(&Settings::slice_duration_s, slice_seconds)},
+      {"report.plots", choice_key(&Settings::plots, {"svg", "none"})},
   };
   return kTable;
 }
@@ -283,11 +404,18 @@ ArrivalKnobs Settings::arrival_knobs() const {
   knobs.time_scale = time_scale;
   knobs.resolution = Duration::from_seconds(time_resolution_s);
   if (duration_s) knobs.duration = Duration::from_seconds(*duration_s);
+  if (start_offset_s) knobs.start_offset = Duration::from_seconds(*start_offset_s);
+  if (end_offset_s) knobs.end_offset = Duration::from_seconds(*end_offset_s);
+  if (max_idle_gap_s) knobs.max_idle_gap = Duration::from_seconds(*max_idle_gap_s);
   return knobs;
 }
 
 EnergyKnobs Settings::energy_knobs() const {
   return EnergyKnobs{idle_power_w, max_power_w, device_tx_nj_per_bit, device_rx_nj_per_bit};
+}
+
+ServingMetricsKnobs Settings::serving_knobs() const {
+  return ServingMetricsKnobs{metric_percentiles, goodput};
 }
 
 SyntheticKnobs Settings::synthetic_knobs(std::uint64_t replication_seed) const {
@@ -298,6 +426,19 @@ SyntheticKnobs Settings::synthetic_knobs(std::uint64_t replication_seed) const {
   knobs.burstiness = burstiness;
   knobs.seed = replication_seed;
   return knobs;
+}
+
+TraceSource Settings::trace_source() const {
+  TraceSource source;
+  source.path = trace_path;
+  source.format = trace_format;
+  source.columns = {timestamp_column, input_column, output_column, hash_ids_column};
+  parse_timestamp_unit(timestamp_unit, source.unit);
+  for (const std::string& f : filters) {
+    const auto eq = f.find('=');
+    source.filters.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+  }
+  return source;
 }
 
 const std::vector<std::string>& settings_keys() {
@@ -369,6 +510,10 @@ void apply_settings_file(Settings& settings, const std::string& path) {
 }
 
 void validate_settings(const Settings& s, const std::string& source) {
+  if (s.start_offset_s && s.end_offset_s && *s.end_offset_s < *s.start_offset_s) {
+    bad(source, "run.end_offset_s",
+        "must not be before run.start_offset_s (" + json(*s.start_offset_s).dump() + ")");
+  }
   if (s.synthetic_arrivals == "poisson" && s.burstiness != 1) {
     bad(source, "synthetic.burstiness",
         "applies to gamma arrivals only; set synthetic.arrivals to gamma (--arrivals gamma)");

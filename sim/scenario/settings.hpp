@@ -12,9 +12,11 @@
 
 #include "model/energy_model.hpp"
 #include "model/network_path.hpp"
+#include "report/serving_metrics.hpp"
 #include "task/synthetic_task_generator.hpp"
 #include "task/task.hpp"
 #include "task/trace_task_generator.hpp"
+#include "trace/trace_source.hpp"
 
 namespace infersim {
 
@@ -26,6 +28,10 @@ struct Settings {
   std::uint64_t seed = 42;
   double time_resolution_s = 0;  // 0 = exact
   double time_scale = 1;
+  // replay window and idle-gap cap, in seconds of trace time (none: no limit)
+  std::optional<double> start_offset_s;
+  std::optional<double> end_offset_s;
+  std::optional<double> max_idle_gap_s;
   // tokens
   double bytes_per_token = 4;
   double mi_per_context_token = 12;
@@ -45,6 +51,12 @@ struct Settings {
   // trace
   std::string trace_path = "trace/azure_llm_code_1h.csv";
   std::string trace_format = "auto";
+  std::string timestamp_column;  // empty: the format's own
+  std::string input_column;
+  std::string output_column;
+  std::string hash_ids_column;
+  std::string timestamp_unit = "auto";
+  std::vector<std::string> filters;         // "COLUMN=VALUE"
   std::optional<std::string> trace_sha256;  // when set, the trace read must match it
   // synthetic
   std::string synthetic_sizes = "mean";        // mean | empirical
@@ -53,11 +65,18 @@ struct Settings {
   std::uint32_t replications = 1;
   // output
   std::string per_request = "csv";  // csv | none
+  // report
+  std::vector<double> metric_percentiles = {50, 90, 99};  // each in (0, 100]
+  std::optional<GoodputBounds> goodput;                   // none: no goodput figures
+  double slice_duration_s = 60;                           // timeseries.csv
+  std::string plots = "svg";                              // svg | none
 
   TaskKnobs task_knobs() const;
   ArrivalKnobs arrival_knobs() const;
   EnergyKnobs energy_knobs() const;
   SyntheticKnobs synthetic_knobs(std::uint64_t replication_seed) const;
+  ServingMetricsKnobs serving_knobs() const;
+  TraceSource trace_source() const;
 };
 
 // Every key a settings file may hold, as "section.key", in file order.

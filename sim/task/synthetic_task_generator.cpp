@@ -9,25 +9,34 @@ namespace infersim {
 
 TraceRates trace_rates(const Trace& trace, const ArrivalKnobs& arrival) {
   TraceRates rates;
-  if (trace.records.empty()) throw InputError(trace.path, 0, "", "the trace holds no request");
-  const double n = static_cast<double>(trace.records.size());
-  // Records are sorted by offset, and scaling and rounding keep that order.
-  rates.span = arrival_for_offset(trace.records.back().offset_ns, arrival) -
-               arrival_for_offset(trace.records.front().offset_ns, arrival);
+  const ReplayedOffsets replayed = replayed_offsets(trace, arrival);
+  if (replayed.record.empty()) {
+    throw InputError(trace.path, 0, "", "no request of the trace is in the replay window");
+  }
+  const double n = static_cast<double>(replayed.record.size());
+  // Offsets are in order, and scaling and rounding keep that order.
+  rates.span = arrival_for_offset(replayed.offset_ns.back(), arrival) -
+               arrival_for_offset(replayed.offset_ns.front(), arrival);
   if (rates.span <= Duration::zero()) {
     throw InputError(trace.path, 0, "",
                      "every request arrives at the same instant, so the trace has no mean rate "
                      "for the synthetic mode (replay it with --recorded)");
   }
+  std::uint64_t context = 0, generated = 0;
+  for (const std::size_t k : replayed.record) {
+    context += trace.records[k].context_tokens;
+    generated += trace.records[k].generated_tokens;
+  }
   rates.rate_per_s = n / rates.span.seconds();
-  rates.mean_context_tokens = static_cast<double>(trace.total_context_tokens()) / n;
-  rates.mean_generated_tokens = static_cast<double>(trace.total_generated_tokens()) / n;
+  rates.mean_context_tokens = static_cast<double>(context) / n;
+  rates.mean_generated_tokens = static_cast<double>(generated) / n;
+  rates.replayed = std::move(replayed.record);
   return rates;
 }
 
 GeneratedTasks SyntheticTaskGenerator::generate(const Trace& trace, SimTime run_length) const {
   const TraceRates rates = trace_rates(trace, arrival_);
-  const std::size_t n_trace = trace.records.size();
+  const std::size_t n_trace = rates.replayed.size();
   const bool gamma = synthetic_.arrivals == ArrivalProcess::kGamma && synthetic_.burstiness != 1;
   const double gamma_scale_s = 1 / (rates.rate_per_s * synthetic_.burstiness);
 
@@ -46,7 +55,7 @@ GeneratedTasks SyntheticTaskGenerator::generate(const Trace& trace, SimTime run_
     double g = rates.mean_generated_tokens;
     if (synthetic_.sizes == SyntheticSizes::kEmpirical) {
       auto index = static_cast<std::size_t>(uniform01(rng) * static_cast<double>(n_trace));
-      const TraceRecord& r = trace.records[std::min(index, n_trace - 1)];
+      const TraceRecord& r = trace.records[rates.replayed[std::min(index, n_trace - 1)]];
       c = r.context_tokens;
       g = r.generated_tokens;
     }

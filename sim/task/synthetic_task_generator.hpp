@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "task/trace_task_generator.hpp"
 
@@ -25,12 +26,13 @@ struct SyntheticKnobs {
 };
 
 // What the synthetic mode takes from the trace: the rate over all records and
-// the mean sizes.
+// the mean sizes. With a replay window, over the records in it.
 struct TraceRates {
   double rate_per_s = 0;           // n_trace / span_s
   double mean_context_tokens = 0;  // sum / n_trace, not rounded
   double mean_generated_tokens = 0;
-  Duration span;  // last - first arrival after time scale and resolution
+  Duration span;                      // last - first arrival after time scale and resolution
+  std::vector<std::size_t> replayed;  // the records drawn from: all, or the replay window's
 };
 
 // Throws InputError when the span is zero (every request at the same instant).

@@ -17,7 +17,24 @@ struct ArrivalKnobs {
   double time_scale = 1;
   Duration resolution;               // 0 = exact
   std::optional<Duration> duration;  // the run length T; none = last arrival rounded up to a minute
+  // Before section 3, in trace time: only records with start <= offset <= end
+  // are replayed, their offsets counted from start; then every gap between
+  // consecutive replayed records longer than max_idle_gap is cut to it,
+  // shifting all later records (aiperf's --start-offset, --end-offset,
+  // --max-idle-gap).
+  std::optional<Duration> start_offset;
+  std::optional<Duration> end_offset;
+  std::optional<Duration> max_idle_gap;
 };
+
+// The records the window keeps, with their offsets after the window and the
+// gap cap, in trace order.
+struct ReplayedOffsets {
+  std::vector<std::int64_t> offset_ns;
+  std::vector<std::size_t> record;  // index into Trace::records
+  std::uint64_t outside_window = 0;
+};
+ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs);
 
 // Section 3 steps 1 and 2 for one offset.
 SimTime arrival_for_offset(std::int64_t offset_ns, const ArrivalKnobs& knobs);
@@ -27,9 +44,10 @@ SimTime apply_resolution(SimTime t, Duration resolution);
 SimTime run_length_for(SimTime last_arrival);
 
 struct GeneratedTasks {
-  std::vector<Task> tasks;    // in issue order: arrival, then trace position
-  SimTime run_length;         // T
-  std::uint64_t dropped = 0;  // records arriving after T
+  std::vector<Task> tasks;           // in issue order: arrival, then trace position
+  SimTime run_length;                // T
+  std::uint64_t dropped = 0;         // records arriving after T
+  std::uint64_t outside_window = 0;  // records outside the replay window
 };
 
 class TraceTaskGenerator {

@@ -6,33 +6,20 @@
 #include <string_view>
 
 #include "core/input_error.hpp"
+#include "trace/record_fields.hpp"
 #include "trace/timestamp.hpp"
 
 namespace infersim {
 
 std::string parse_token_count(const char* text, std::uint32_t& out) {
-  const std::string_view field(text == nullptr ? "" : text);
-  if (field.empty()) return "empty, expected a token count";
-  std::uint64_t value = 0;
-  for (const char c : field) {
-    if (c < '0' || c > '9') {
-      if (field.front() == '-') return "'" + std::string(field) + "' is negative";
-      if (c == '.' || c == 'e' || c == 'E') {
-        return "'" + std::string(field) + "' is not a whole number of tokens";
-      }
-      return "'" + std::string(field.substr(0, 32)) + "' is not a number";
-    }
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    if (value > 0xffffffffULL) return "'" + std::string(field) + "' is too large (over 2^32 - 1)";
-  }
-  out = static_cast<std::uint32_t>(value);
-  return {};
+  return parse_token_field(text == nullptr ? std::string_view() : std::string_view(text), out);
 }
 
 Trace read_azure_csv(const std::string& path) {
   Trace trace;
   trace.path = path;
   trace.format = "azure-csv";
+  trace.timestamp_unit = "datetime";
   try {
     io::CSVReader<3, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>> in(path);
     in.read_header(io::ignore_extra_column, "TIMESTAMP", "ContextTokens", "GeneratedTokens");

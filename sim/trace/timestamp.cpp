@@ -1,5 +1,7 @@
 #include "trace/timestamp.hpp"
 
+#include "trace/record_fields.hpp"
+
 namespace infersim {
 namespace {
 
@@ -41,19 +43,21 @@ std::int64_t days_from_civil(std::int64_t year, unsigned month, unsigned day) {
 }
 
 TimestampParse parse_datetime_ns(std::string_view text) {
-  const std::string expected =
-      "expected YYYY-MM-DD HH:MM:SS[.fffffffff], got '" + std::string(text.substr(0, 64)) + "'";
+  // Built only on failure: this runs once a trace line.
+  auto expected = [&] {
+    return "expected YYYY-MM-DD HH:MM:SS[.fffffffff], got '" + printable(text) + "'";
+  };
   std::int64_t year, month, day, hour, minute, second;
   if (text.size() < 19 || !read_digits(text, 0, 4, year) || text[4] != '-' ||
       !read_digits(text, 5, 2, month) || text[7] != '-' || !read_digits(text, 8, 2, day) ||
       (text[10] != ' ' && text[10] != 'T') || !read_digits(text, 11, 2, hour) || text[13] != ':' ||
       !read_digits(text, 14, 2, minute) || text[16] != ':' || !read_digits(text, 17, 2, second)) {
-    return fail(expected);
+    return fail(expected());
   }
   if (month < 1 || month > 12) return fail("month " + std::to_string(month) + " does not exist");
   if (day < 1 || day > days_in_month(year, month)) {
     return fail("day " + std::to_string(day) + " does not exist in " +
-                std::string(text.substr(0, 7)));
+                printable(text.substr(0, 7)));
   }
   if (hour > 23) return fail("hour " + std::to_string(hour) + " does not exist");
   if (minute > 59) return fail("minute " + std::to_string(minute) + " does not exist");
@@ -69,7 +73,7 @@ TimestampParse parse_datetime_ns(std::string_view text) {
       fraction_ns = fraction_ns * 10 + (text[pos] - '0');
       ++pos;
     }
-    if (digits == 0) return fail(expected);
+    if (digits == 0) return fail(expected());
     for (std::size_t i = digits; i < 9; ++i)
       fraction_ns *= 10;
   }
@@ -81,12 +85,12 @@ TimestampParse parse_datetime_ns(std::string_view text) {
       std::int64_t off_h, off_m;
       if (!read_digits(text, pos + 1, 2, off_h) || text[pos + 3] != ':' ||
           !read_digits(text, pos + 4, 2, off_m) || off_h > 23 || off_m > 59) {
-        return fail("unreadable UTC offset '" + std::string(text.substr(pos)) + "'");
+        return fail("unreadable UTC offset '" + printable(text.substr(pos)) + "'");
       }
       offset_s = (off_h * 3600 + off_m * 60) * (text[pos] == '+' ? 1 : -1);
       pos += 6;
     } else {
-      return fail(expected);
+      return fail(expected());
     }
   }
   const std::int64_t days =
@@ -98,7 +102,7 @@ TimestampParse parse_datetime_ns(std::string_view text) {
   const Int128 total = static_cast<Int128>(seconds) * 1'000'000'000 + fraction_ns;
   const std::int64_t ns = static_cast<std::int64_t>(total);
   if (total != ns) {
-    return fail("'" + std::string(text) + "' is outside the int64 nanosecond range (1677 to 2262)");
+    return fail("'" + printable(text) + "' is outside the int64 nanosecond range (1677 to 2262)");
   }
   return TimestampParse{ns, {}};
 }

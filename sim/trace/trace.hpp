@@ -14,14 +14,21 @@ struct TraceRecord {
   std::int64_t offset_ns = 0;
   std::uint32_t context_tokens = 0;
   std::uint32_t generated_tokens = 0;
+  // The record's prompt block ids (Mooncake hash_ids): Trace::hash_ids[hash_begin,
+  // hash_begin + hash_count).
+  std::uint32_t hash_begin = 0;
+  std::uint32_t hash_count = 0;
 };
 
 struct Trace {
   std::string path;
   std::string format;          // e.g. "azure-csv"
+  std::string timestamp_unit;  // as read: "datetime", "ms", ...
   std::int64_t origin_ns = 0;  // absolute time of offset 0, ns since 1970-01-01 UTC
   std::vector<TraceRecord> records;
-  std::uint64_t out_of_order = 0;  // lines whose timestamp was earlier than the line before
+  std::vector<std::uint32_t> hash_ids;  // every record's block ids, back to back
+  std::uint64_t filtered_out = 0;       // rows a --filter did not keep
+  std::uint64_t out_of_order = 0;       // lines whose timestamp was earlier than the line before
 
   std::uint64_t total_context_tokens() const;
   std::uint64_t total_generated_tokens() const;

@@ -35,6 +35,22 @@ TEST(Determinism, TwoRunsWriteIdenticalFiles) {
             without_written_at(test::read_file(dir / "b" / "settings.json")));
 }
 
+TEST(Determinism, ReplicationsDoNotDependOnTheThreadCount) {
+  const fs::path dir = test::fresh_dir();
+  const std::string trace = test::seed_trace();
+  for (const char* jobs : {"1", "2"}) {
+    const auto r =
+        test::run_cli({"run", "--trace", trace, "--replications", "3", "-j", jobs, "--per-request",
+                       "none", "--plots", "none", "--output", (dir / jobs).string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  for (const char* file : {"summary.json", "summary.csv", "synthetic/replications.csv"}) {
+    const std::string one = test::read_file(dir / "1" / file);
+    EXPECT_FALSE(one.empty()) << file;
+    EXPECT_EQ(one, test::read_file(dir / "2" / file)) << file;
+  }
+}
+
 TEST(Determinism, SeparateProcessesAgreeToo) {
   const fs::path dir = test::fresh_dir();
   const std::string trace = test::seed_trace();

@@ -84,7 +84,7 @@ TEST_F(CommandLine, PositionalArgumentsAreDevicesDurationSeed) {
   EXPECT_EQ(settings["run"]["duration_s"], 60.0);
   EXPECT_EQ(settings["run"]["seed"], 7);
   EXPECT_THAT(r.out, HasSubstr("2 requests scheduled between 0 and 0.25 s, 1 dropped because they "
-                               "arrive after the end of the run at 60 s."));
+                               "arrive after the end of the run at 60 s"));
 }
 
 TEST_F(CommandLine, WritesTheRunFolderOfTheContract) {
@@ -252,6 +252,47 @@ TEST_F(CommandLine, RunHelpListsEveryKnob) {
         "--max-power", "--output", "--force", "--per-request"}) {
     EXPECT_THAT(r.out, HasSubstr(flag));
   }
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+class TraceFlags : public CommandLine {};
+
+TEST_F(TraceFlags, SpeedupIsTheInverseTimeScaleAndConflictsWithIt) {
+  ASSERT_EQ(run({"--speedup", "4"}).status, 0);
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["run"]["time_scale"], 0.25);
+  const auto r = run({"--speedup", "2", "--time-scale", "0.5"}, "other");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--speedup: conflicts with --time-scale"));
+}
+
+TEST_F(TraceFlags, TheRunSaysAndRecordsTheFormatAndUnitItRead) {
+  const auto r = run({});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(": azure-csv, calendar timestamps, 3 requests."));
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["trace"]["format"], "azure-csv");
+  EXPECT_EQ(settings["trace"]["timestamp_unit"], "datetime");
+}
+
+TEST_F(TraceFlags, GenericColumnsFiltersAndWindowFromTheCommandLine) {
+  test::write_file(dir_ / "mine.csv",
+                   "ms,prompt,completion,tenant\n0,10,2,a\n1500,20,3,b\n2500,30,4,a\n9000,5,1,a\n");
+  const auto r = test::run_cli(
+      {"run", "--recorded", "--trace", (dir_ / "mine.csv").string(), "--timestamp-column", "ms",
+       "--input-column", "prompt", "--output-column", "completion", "--timestamp-unit", "ms",
+       "--filter", "tenant=a", "--end-offset", "3", "--output", (dir_ / "g").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("csv, timestamps in ms, 3 requests (1 rows left out by --filter)"));
+  EXPECT_THAT(r.out, HasSubstr("2 requests scheduled between 0 and 2.5 s"));
+  EXPECT_THAT(r.out, HasSubstr("1 outside the replay window"));
+  const std::string requests = test::read_file(dir_ / "g" / "requests.csv");
+  EXPECT_THAT(requests, HasSubstr("\n1,1,2.500000000,30,4,"));
 }
 
 }  // namespace

@@ -70,3 +70,65 @@ TEST(TraceTaskGenerator, ZeroDurationKeepsOnlyRequestsAtTimeZero) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// Offsets 0, 10, 20, 21, 50, 51 s.
+Trace window_trace() {
+  Trace trace;
+  for (const std::int64_t s : {0, 10, 20, 21, 50, 51}) {
+    trace.records.push_back(TraceRecord{s * 1'000'000'000, 1, 1});
+  }
+  return trace;
+}
+
+std::vector<std::int64_t> arrivals_s(const GeneratedTasks& out) {
+  std::vector<std::int64_t> s;
+  for (const Task& t : out.tasks)
+    s.push_back(t.arrival.count_ns() / 1'000'000);  // in ms
+  return s;
+}
+
+TEST(ReplayWindow, KeepsTheInclusiveWindowAndCountsFromItsStart) {
+  ArrivalKnobs knobs;
+  knobs.start_offset = Duration::from_seconds(10);
+  knobs.end_offset = Duration::from_seconds(50);
+  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 10'000, 11'000, 40'000}));
+  EXPECT_EQ(out.outside_window, 2u);
+  EXPECT_EQ(out.dropped, 0u);
+}
+
+TEST(ReplayWindow, IdleGapCapShiftsEveryLaterRequest) {
+  ArrivalKnobs knobs;
+  knobs.max_idle_gap = Duration::from_seconds(5);
+  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  // gaps 10, 10, 1, 29, 1 become 5, 5, 1, 5, 1
+  EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 5'000, 10'000, 11'000, 16'000, 17'000}));
+}
+
+TEST(ReplayWindow, WindowAndGapComeBeforeScaleAndResolution) {
+  ArrivalKnobs knobs;
+  knobs.start_offset = Duration::from_seconds(10);
+  knobs.max_idle_gap = Duration::from_seconds(4);
+  knobs.time_scale = 0.25;  // --speedup 4
+  knobs.resolution = Duration::from_seconds(1);
+  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  // window: 0, 10, 11, 40, 41; gap cap 4: 0, 4, 5, 9, 10; scaled: 0, 1, 1.25, 2.25, 2.5;
+  // rounded to the second: 0, 1, 1, 2, 3
+  EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 1'000, 1'000, 2'000, 3'000}));
+  EXPECT_EQ(out.run_length, SimTime::from_seconds(60));
+}
+
+TEST(ReplayWindow, AnEmptyWindowReplaysNothing) {
+  ArrivalKnobs knobs;
+  knobs.start_offset = Duration::from_seconds(30);
+  knobs.end_offset = Duration::from_seconds(40);
+  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  EXPECT_TRUE(out.tasks.empty());
+  EXPECT_EQ(out.outside_window, 6u);
+}
+
+}  // namespace
+}  // namespace infersim

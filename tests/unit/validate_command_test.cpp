@@ -54,8 +54,11 @@ TEST(ValidateCommand, OtherBadValuesNameTheirFlag) {
   EXPECT_THAT(input_error_of({"--cores", "1,x"}), HasSubstr("'x'"));
   EXPECT_THAT(input_error_of({"--requests", "10"}), HasSubstr("--requests: must be at least 20"));
   EXPECT_THAT(input_error_of({"--seed", "-1"}), HasSubstr("--seed: expected a whole number"));
-  EXPECT_THAT(input_error_of({"--requests", "1000000", "--loads", "1e-9"}),
-              HasSubstr("--loads: rho = 1e-9 is too low"));
+  // Arrivals must stay within the int64 nanosecond clock.
+  EXPECT_THAT(input_error_of({"--requests", "1000000", "--loads", "0.0001"}),
+              HasSubstr("--loads: rho = 0.0001 is too low for 1000000 requests"));
+  EXPECT_THAT(input_error_of({"--requests", "1000000000000"}),
+              HasSubstr("--requests: rho = 0.5 is too low"));
 }
 
 TEST(ValidateCommand, UnknownOptionIsNamed) {
@@ -83,9 +86,12 @@ TEST(ValidateCommand, PrintsARowForEachModel) {
   EXPECT_THAT(lines[2], HasSubstr(" 0.500000 "));
   EXPECT_THAT(v.out, HasSubstr("Erlang C"));
   EXPECT_THAT(v.out, HasSubstr("Pollaczek-Khinchine"));
-  // Every row's columns line up under the header's.
-  for (std::size_t k = 1; k < 3; ++k)
+  // Each row's verdict sits under the header's (header and rows hold one
+  // two-byte ± each, so bytes count as characters do).
+  for (std::size_t k = 1; k < 3; ++k) {
+    EXPECT_THAT(lines[k], HasSubstr("±"));
     EXPECT_EQ(lines[k].find(" ok"), lines[0].find(" verdict")) << lines[k];
+  }
   EXPECT_EQ(v.status, 0) << v.out;
 }
 

@@ -1,0 +1,54 @@
+// The run's plots: gnuplot scripts written to plots/ in the run folder, each
+// reading the run's CSV files by relative path, and rendered to SVG by running
+// gnuplot from the run folder, so `gnuplot plots/*.gp` there re-renders them
+// after an edit.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.hpp"
+
+namespace infersim {
+
+struct PlotScript {
+  std::string name;     // plots/<name>.gp renders plots/<name>.svg
+  std::string title;    // for the report page
+  std::string caption;  // how to read it, one or two sentences
+  std::string script;   // gnuplot's text
+};
+
+// The plots of a run of one mode (its files at the folder's root) or of a
+// compare run (recorded/ and synthetic/): arrivals per slice against the
+// Poisson band, queue length, deadline-miss rate, and the CDFs of waiting time
+// and time to first token. `synthetic_arrivals` names the synthetic process
+// ("poisson" or "gamma") for the legends.
+std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& results,
+                                     const std::string& synthetic_arrivals);
+
+// A child process run without a shell.
+struct ProgramRun {
+  bool started = false;  // false: it could not be run (see `error`)
+  int status = -1;       // exit status; 128 + signal when killed
+  std::string output;    // stdout and stderr, interleaved
+  std::string error;     // why it did not start
+};
+// Runs argv[0], found on PATH, with the arguments as given, in `cwd`, stdin
+// from /dev/null.
+ProgramRun run_program(const std::vector<std::string>& argv, const std::filesystem::path& cwd);
+
+struct PlotRendering {
+  std::vector<std::string> rendered;  // names whose SVG this run wrote
+  std::string message;                // for stderr when not every plot was rendered
+};
+
+// Runs `gnuplot` once over every script, from `run_folder`; each SVG is written
+// under a temporary name and renamed into place. Without gnuplot, or when it
+// fails, nothing is rendered, no stale SVG is left under a plot's name, and the
+// message says how to render them by hand.
+PlotRendering render_plots(const std::filesystem::path& run_folder,
+                           const std::vector<PlotScript>& plots,
+                           const std::string& gnuplot = "gnuplot");
+
+}  // namespace infersim

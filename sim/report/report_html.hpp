@@ -1,0 +1,38 @@
+// report.html: one self-contained page per run (no script, font, stylesheet or
+// image fetched from anywhere: the plots' SVG is inlined), with the figures
+// side by side, the plots and a short guide to reading them. It opens offline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario.hpp"
+
+namespace infersim {
+
+struct ReportFigure {
+  std::string name;  // plots/<name>.svg
+  std::string title;
+  std::string caption;
+  std::string svg;  // the rendered SVG document; empty when it was not rendered
+};
+
+// Escapes &, <, >, " and ' for HTML text and attribute values.
+std::string html_escape(const std::string& text);
+
+// The SVG document as an element to inline in HTML: without its XML prologue,
+// its ids prefixed with `id_prefix` so that several can share a page, and its
+// <title> set to `title`.
+std::string inline_svg(const std::string& svg, const std::string& id_prefix,
+                       const std::string& title);
+
+// The page. `settings` is the run's settings.json document; `results` one mode
+// or recorded and synthetic; `figures` the plots in order (none when plots are
+// off); `plots_note` says why plots are missing, when they are.
+std::string report_html(const nlohmann::ordered_json& settings,
+                        const std::vector<const ModeResult*>& results,
+                        const std::vector<ReportFigure>& figures, const std::string& plots_note);
+
+}  // namespace infersim

@@ -1,0 +1,174 @@
+#include "report/serving_metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "report/number_format.hpp"
+
+namespace infersim {
+namespace {
+
+__extension__ typedef __int128 Int128;
+
+std::optional<double> mean_s(Int128 total_ns, std::uint64_t n) {
+  if (n == 0) return std::nullopt;
+  return static_cast<double>(total_ns) / 1e9 / static_cast<double>(n);
+}
+
+// A bound in milliseconds on the nanosecond clock, rounded once.
+std::optional<std::int64_t> bound_ns(const std::optional<double>& ms) {
+  if (!ms) return std::nullopt;
+  return std::llround(*ms * 1e6);
+}
+
+bool has_key(const Summary& summary, const std::string& key) {
+  const auto& figures = summary.figures();
+  return std::any_of(figures.begin(), figures.end(), [&](const Figure& f) { return f.key == key; });
+}
+
+}  // namespace
+
+std::string percentile_key(const std::string& metric, double percentile) {
+  return metric + "_p" + shortest(percentile) + "_s";
+}
+
+std::optional<double> sorted_percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return std::nullopt;
+  const double index = static_cast<double>(sorted.size() - 1) * q;
+  const auto below = static_cast<std::size_t>(std::floor(index));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double a = sorted[below];
+  if (above == below) return a;
+  const double b = sorted[above];
+  const double t = index - static_cast<double>(below);
+  // NumPy's _lerp, as `percentile` does it.
+  const double diff = b - a;
+  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+}
+
+std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals) {
+  // +1 at each start, -1 at each end; at equal times -1 sorts first.
+  std::vector<std::pair<std::int64_t, int>> events;
+  events.reserve(2 * intervals.size());
+  for (const auto& [from, to] : intervals) {
+    events.emplace_back(from.count_ns(), +1);
+    events.emplace_back(to.count_ns(), -1);
+  }
+  std::sort(events.begin(), events.end());
+  std::int64_t level = 0;
+  std::int64_t peak = 0;
+  for (const auto& [time, delta] : events) {
+    level += delta;
+    peak = std::max(peak, level);
+  }
+  return static_cast<std::uint64_t>(peak);
+}
+
+ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_requests)
+    : knobs_(std::move(knobs)) {
+  for (auto* v : {&ttft_s_, &tpot_s_, &e2el_s_, &wait_s_})
+    v->reserve(expected_requests);
+  in_flight_.reserve(expected_requests);
+}
+
+void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
+  const Duration ttft = o.first_token - task.arrival;
+  const Duration e2el = o.response - task.arrival;
+  const Duration wait = o.wait();
+  ++n_;
+  ttft_ns_ += ttft.count_ns();
+  e2el_ns_ += e2el.count_ns();
+  wait_ns_ += wait.count_ns();
+  ttft_s_.push_back(ttft.seconds());
+  e2el_s_.push_back(e2el.seconds());
+  wait_s_.push_back(wait.seconds());
+  const double decode_ns = static_cast<double>((o.response - o.first_token).count_ns());
+  if (task.generated_tokens > 1) {
+    const double tpot_s = decode_ns / 1e9 / (task.generated_tokens - 1);
+    tpot_s_.push_back(tpot_s);
+    tpot_sum_s_ += tpot_s;
+  }
+  input_tokens_ += task.context_tokens;
+  output_tokens_ += task.generated_tokens;
+  if (!first_arrival_ || task.arrival < *first_arrival_) first_arrival_ = task.arrival;
+  last_response_ = std::max(last_response_, o.response);
+  in_flight_.emplace_back(task.arrival, o.response);
+  sorted_ = false;
+
+  if (knobs_.goodput) {
+    const GoodputBounds& g = *knobs_.goodput;
+    bool good = true;
+    if (const auto b = bound_ns(g.ttft_ms)) good = good && ttft.count_ns() <= *b;
+    if (const auto b = bound_ns(g.e2el_ms)) good = good && e2el.count_ns() <= *b;
+    if (const auto b = bound_ns(g.tpot_ms); b && task.generated_tokens > 1) {
+      good = good && decode_ns <= static_cast<double>(*b) * (task.generated_tokens - 1);
+    }
+    good_ += good;
+  }
+}
+
+void ServingMetrics::sort_once() {
+  if (sorted_) return;
+  for (auto* v : {&ttft_s_, &tpot_s_, &e2el_s_, &wait_s_})
+    std::sort(v->begin(), v->end());
+  sorted_ = true;
+}
+
+void ServingMetrics::append_to(Summary& summary) {
+  sort_once();
+  auto add = [&](const std::string& key, std::optional<double> value, bool integer = false) {
+    if (!has_key(summary, key)) summary.add(key, value, integer);
+  };
+  auto distribution = [&](const std::string& metric, std::optional<double> mean,
+                          const std::vector<double>& sorted) {
+    add(metric + "_mean_s", mean);
+    for (const double p : knobs_.percentiles)
+      add(percentile_key(metric, p), sorted_percentile(sorted, p / 100));
+  };
+  distribution("ttft", mean_s(ttft_ns_, n_), ttft_s_);
+  distribution("tpot",
+               tpot_s_.empty()
+                   ? std::nullopt
+                   : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_s_.size())),
+               tpot_s_);
+  distribution("e2el", mean_s(e2el_ns_, n_), e2el_s_);
+  distribution("wait", mean_s(wait_ns_, n_), wait_s_);
+
+  std::optional<double> duration_s;
+  if (first_arrival_ && last_response_ > *first_arrival_) {
+    duration_s = (last_response_ - *first_arrival_).seconds();
+  }
+  auto per_s = [&](double count) -> std::optional<double> {
+    if (!duration_s) return std::nullopt;
+    return count / *duration_s;
+  };
+  add("benchmark_duration_s", duration_s);
+  add("total_input_tokens", input_tokens_);
+  add("total_output_tokens", output_tokens_);
+  add("request_throughput_rps", per_s(static_cast<double>(n_)));
+  add("output_throughput_tps", per_s(output_tokens_));
+  add("total_token_throughput_tps", per_s(input_tokens_ + output_tokens_));
+  add("max_concurrent_requests", static_cast<double>(peak_concurrency(in_flight_)), true);
+  if (knobs_.goodput) {
+    add("good_requests", static_cast<double>(good_), true);
+    add("good_request_fraction",
+        n_ == 0 ? std::nullopt
+                : std::optional<double>(static_cast<double>(good_) / static_cast<double>(n_)));
+    add("goodput_rps", per_s(static_cast<double>(good_)));
+  }
+}
+
+LatencyCdf ServingMetrics::cdf(std::size_t max_points) {
+  sort_once();
+  LatencyCdf out;
+  const std::size_t points = std::min<std::size_t>(n_, std::max<std::size_t>(max_points, 2));
+  for (std::size_t i = 0; i < points; ++i) {
+    const double q = points == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(points - 1);
+    out.fraction.push_back(q);
+    out.wait_s.push_back(*sorted_percentile(wait_s_, q));
+    out.ttft_s.push_back(*sorted_percentile(ttft_s_, q));
+  }
+  return out;
+}
+
+}  // namespace infersim

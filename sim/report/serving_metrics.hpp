@@ -1,0 +1,96 @@
+// Serving figures under the names vLLM's benchmark prints them (TTFT, TPOT,
+// E2E latency, throughputs, peak concurrency, goodput), collected by an
+// observer and appended to a mode's summary after the OUTPUT.md figures.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/sim_time.hpp"
+#include "model/request_observer.hpp"
+#include "report/summary.hpp"
+
+namespace infersim {
+
+// vLLM's --goodput: bounds in milliseconds, each optional. A request is good
+// when it meets every bound given (inclusive).
+struct GoodputBounds {
+  std::optional<double> ttft_ms;
+  std::optional<double> tpot_ms;
+  std::optional<double> e2el_ms;
+};
+
+struct ServingMetricsKnobs {
+  std::vector<double> percentiles = {50, 90, 99};  // each in (0, 100]
+  std::optional<GoodputBounds> goodput;            // none: no goodput figures
+};
+
+// An empirical distribution as points: at each fraction, the waiting time and
+// the time to first token below which that fraction of the requests lies
+// (percentiles interpolated as NumPy's default).
+struct LatencyCdf {
+  std::vector<double> fraction;
+  std::vector<double> wait_s;
+  std::vector<double> ttft_s;
+};
+
+// "ttft_p50_s", "e2el_p99.9_s": metric, `p` and the percentile in its shortest
+// decimal form.
+std::string percentile_key(const std::string& metric, double percentile);
+
+// Percentile q in [0, 1] of values sorted in increasing order, by the same
+// interpolation as `percentile`. None when empty.
+std::optional<double> sorted_percentile(const std::vector<double>& sorted, double q);
+
+// The largest number of intervals [from, to) open at one instant; at equal
+// times, intervals end before others begin.
+std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals);
+
+// Listens to the edge model and keeps each request's latencies. Over the
+// simulated requests:
+// - TTFT = first token at the device − arrival; E2E latency = response −
+//   arrival (the makespan); wait = start − server arrival;
+// - TPOT = (E2E − TTFT) / (generated − 1), over requests with more than one
+//   generated token;
+// - the benchmark duration runs from the first arrival to the last response
+//   (vLLM's, from the first request sent to the last one finished); the
+//   throughputs divide by it;
+// - goodput counts the requests meeting every bound; a request with one
+//   generated token or none meets any TPOT bound (vLLM counts its TPOT as 0).
+class ServingMetrics : public RequestObserver {
+ public:
+  explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0);
+  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
+  void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
+
+  // Appends the serving figures to `summary`, after what it holds, skipping a
+  // key it already has (ttft_p50_s is one of OUTPUT.md's). Call once.
+  void append_to(Summary& summary);
+  // Up to `max_points` evenly spaced fractions from 0 to 1 (every request's
+  // value when there are fewer requests). Call after append_to or alone.
+  LatencyCdf cdf(std::size_t max_points = 1001);
+
+ private:
+  __extension__ using Int128 = __int128;
+  void sort_once();
+
+  ServingMetricsKnobs knobs_;
+  std::uint64_t n_ = 0;
+  std::uint64_t good_ = 0;
+  Int128 ttft_ns_ = 0;
+  Int128 e2el_ns_ = 0;
+  Int128 wait_ns_ = 0;
+  double tpot_sum_s_ = 0;
+  double input_tokens_ = 0;
+  double output_tokens_ = 0;
+  std::optional<SimTime> first_arrival_;
+  SimTime last_response_;
+  std::vector<double> ttft_s_, tpot_s_, e2el_s_, wait_s_;
+  std::vector<std::pair<SimTime, SimTime>> in_flight_;  // [arrival, response)
+  bool sorted_ = false;
+};
+
+}  // namespace infersim

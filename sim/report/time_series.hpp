@@ -1,0 +1,77 @@
+// The run sliced in time: an observer records each request's instants, and at
+// the end sweep lines over them give, for each slice [k*S, (k+1)*S) of trace
+// time from 0 to the run's end, the arrivals, completions, queue, busy cores
+// and energy (timeseries.csv).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sim_time.hpp"
+#include "model/energy_model.hpp"
+#include "model/request_observer.hpp"
+
+namespace infersim {
+
+struct TimeSlice {
+  SimTime start;
+  SimTime end;                        // start + S, but the run's end for the last slice
+  std::uint64_t arrivals = 0;         // by arrival at the device's issue
+  std::uint64_t completions = 0;      // by response time
+  std::uint64_t deadline_misses = 0;  // by response time
+  // Requests that reached the server and have not started: time-weighted mean
+  // over the slice, and the largest count at any instant of it.
+  std::optional<double> queue_len_mean;
+  std::uint64_t queue_len_max = 0;
+  std::optional<double> busy_cores_mean;  // time-weighted
+  std::optional<double> utilization;      // busy core-time / (cores * slice length)
+  // MODEL.md section 8 on the slice: idle power over it, the dynamic share of
+  // its busy core-time, and the radio energy of the requests arriving in it.
+  double energy_wh = 0;
+  std::optional<double> wait_p99_s;  // of the requests starting in the slice
+};
+
+struct TimeSeries {
+  Duration slice;
+  std::vector<TimeSlice> slices;
+};
+
+// At most this many slices a run; a finer slice is refused.
+inline constexpr std::uint64_t kMaxSlices = 1'000'000;
+
+class TimeSeriesCollector : public RequestObserver {
+ public:
+  explicit TimeSeriesCollector(std::size_t expected_requests = 0);
+  // Records the request's instants; nothing else happens per request.
+  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
+  void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
+
+  // The slices from 0 to end = max(run_length, last response): ceil(end / S)
+  // of them (one when end is 0), the last one ending at `end` and also holding
+  // what happens at `end` exactly. Throws InputError naming
+  // report.slice_duration_s when `slice` is not positive or makes more than
+  // kMaxSlices slices.
+  TimeSeries compute(Duration slice, SimTime run_length, unsigned cores,
+                     const EnergyModel& energy) const;
+
+ private:
+  struct Request {
+    SimTime arrival, server_arrival, start, finish, response;
+    bool missed = false;
+    double request_bits = 0;
+    double result_bits = 0;
+  };
+  std::vector<Request> requests_;
+};
+
+inline constexpr const char* kTimeSeriesCsvHeader =
+    "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,queue_len_max,"
+    "busy_cores_mean,utilization,energy_wh,wait_p99_s";
+
+// Header and one row a slice; times with nine decimals, a figure that does not
+// exist as an empty field.
+std::string time_series_csv(const TimeSeries& series);
+
+}  // namespace infersim

@@ -1,0 +1,261 @@
+#include "scenario/capacity.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "core/input_error.hpp"
+#include "report/number_format.hpp"
+#include "scenario/scenario.hpp"
+
+namespace infersim {
+namespace {
+
+std::string trimmed(const std::string& text) {
+  const std::size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const std::size_t end = text.find_last_not_of(" \t");
+  return text.substr(begin, end - begin + 1);
+}
+
+TargetClause parse_clause(const std::string& clause, const std::vector<std::string>& keys) {
+  const auto malformed = [&](const std::string& why) {
+    throw InputError("", 0, "--target",
+                     why + " in '" + clause +
+                         "'; expected KEY OP NUMBER with OP one of >= <= > < ==, e.g. "
+                         "success_rate>=0.99");
+  };
+  const std::size_t at = clause.find_first_of("<>=!");
+  if (at == std::string::npos) malformed("no comparison");
+  TargetClause out;
+  std::size_t length = 1;
+  const char next = at + 1 < clause.size() ? clause[at + 1] : '\0';
+  switch (clause[at]) {
+    case '>':
+      out.comparison = next == '=' ? TargetClause::kAtLeast : TargetClause::kAbove;
+      length = next == '=' ? 2 : 1;
+      break;
+    case '<':
+      out.comparison = next == '=' ? TargetClause::kAtMost : TargetClause::kBelow;
+      length = next == '=' ? 2 : 1;
+      break;
+    case '=':
+      if (next != '=') malformed("'=' is not a comparison (write ==)");
+      out.comparison = TargetClause::kEqual;
+      length = 2;
+      break;
+    default:
+      malformed("'" + std::string(1, clause[at]) + "' is not a comparison");
+  }
+  out.key = trimmed(clause.substr(0, at));
+  if (out.key.empty()) malformed("no figure");
+  if (std::find(keys.begin(), keys.end(), out.key) == keys.end()) {
+    const auto near = nearest(out.key, keys);
+    throw InputError("", 0, "--target",
+                     "unknown figure '" + out.key + "'" +
+                         (near ? " (did you mean " + *near + "?)" : std::string()) +
+                         "; the figures are summary.json's keys");
+  }
+  const std::string number = trimmed(clause.substr(at + length));
+  const auto r = std::from_chars(number.data(), number.data() + number.size(), out.value);
+  if (number.empty() || r.ec != std::errc() || r.ptr != number.data() + number.size() ||
+      !std::isfinite(out.value)) {
+    malformed("'" + number + "' is not a number");
+  }
+  return out;
+}
+
+std::string value_text(const CapacitySearch& search, double value) {
+  return search.knob + "=" + capacity_value_text(search, value);
+}
+
+}  // namespace
+
+bool TargetClause::holds(std::optional<double> figure) const {
+  if (!figure) return false;
+  switch (comparison) {
+    case kAtLeast:
+      return *figure >= value;
+    case kAtMost:
+      return *figure <= value;
+    case kAbove:
+      return *figure > value;
+    case kBelow:
+      return *figure < value;
+    case kEqual:
+      return *figure == value;
+  }
+  return false;
+}
+
+bool Target::met_by(const Summary& summary) const {
+  for (const TargetClause& clause : clauses) {
+    if (!clause.holds(summary.get(clause.key))) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> Target::keys() const {
+  std::vector<std::string> out;
+  for (const TargetClause& clause : clauses) {
+    if (std::find(out.begin(), out.end(), clause.key) == out.end()) out.push_back(clause.key);
+  }
+  return out;
+}
+
+Target parse_target(const std::string& text, const std::vector<std::string>& keys) {
+  Target target;
+  target.text = text;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string clause =
+        trimmed(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (clause.empty()) {
+      throw InputError("", 0, "--target",
+                       "empty clause in '" + text + "'; expected e.g. success_rate>=0.99");
+    }
+    target.clauses.push_back(parse_clause(clause, keys));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return target;
+}
+
+nlohmann::json capacity_value_json(const CapacitySearch& search, double value) {
+  if (search.whole) return static_cast<std::uint64_t>(value);
+  return value;
+}
+
+void check_capacity_search(const CapacitySearch& search) {
+  const double tolerance = search.tolerance;
+  if (!(tolerance > 0 && tolerance < 1)) {
+    throw InputError("", 0, "--tolerance",
+                     "must be greater than 0 and below 1, got " + shortest(tolerance));
+  }
+  if (!(search.min <= search.max)) {
+    throw InputError("", 0, "--min",
+                     shortest(search.min) + " is above --max " + shortest(search.max));
+  }
+  if (search.whole) {
+    for (const double bound : {search.min, search.max}) {
+      if (!(bound >= 0 && bound == std::floor(bound) && bound < 9007199254740992.0)) {
+        throw InputError("", 0, "--" + search.knob,
+                         "bounds must be whole numbers, got " + shortest(bound));
+      }
+    }
+  }
+  if (search.target.clauses.empty()) throw InputError("", 0, "--target", "no target given");
+}
+
+std::string capacity_value_text(const CapacitySearch& search, double value) {
+  if (search.whole) return std::to_string(static_cast<std::uint64_t>(value));
+  return shortest(value);
+}
+
+CapacityResult bisect_capacity(const CapacitySearch& search,
+                               const std::function<Summary(double)>& evaluate) {
+  check_capacity_search(search);
+  const double tolerance = search.tolerance;
+
+  CapacityResult result;
+  const auto probe = [&](double value) {
+    for (const CapacityProbe& p : result.probes) {
+      if (p.value == value) return p;
+    }
+    CapacityProbe p;
+    p.value = value;
+    p.summary = evaluate(value);
+    p.met = search.target.met_by(p.summary);
+    result.probes.push_back(p);
+    return p;
+  };
+
+  // The bounds first: a target the maximum misses has no answer, and one the
+  // minimum meets needs no search.
+  CapacityProbe high = probe(search.max);
+  if (!high.met) {
+    result.outcome = CapacityResult::kMaximumFails;
+    result.below = high;
+    result.reason = "even the maximum, " + value_text(search, search.max) + ", fails the target";
+    return result;
+  }
+  CapacityProbe low = probe(search.min);
+  if (low.met) {
+    result.outcome = CapacityResult::kMinimumMeets;
+    result.answer = low;
+    result.reason = "the minimum, " + value_text(search, search.min) +
+                    ", already meets the target; nothing below it was searched";
+    return result;
+  }
+  // Invariant: `low` fails, `high` meets.
+  const double floor_width = tolerance * tolerance * (search.max - search.min);
+  for (;;) {
+    const double width = high.value - low.value;
+    double middle = 0;
+    if (search.whole) {
+      if (width <= 1) break;
+      middle = std::floor(low.value + width / 2);
+    } else {
+      if (width <= tolerance * std::abs(high.value) || width <= floor_width) break;
+      middle = low.value + width / 2;
+      if (middle <= low.value || middle >= high.value) break;  // no double between
+    }
+    const CapacityProbe p = probe(middle);
+    (p.met ? high : low) = p;
+  }
+  result.answer = high;
+  result.below = low;
+  return result;
+}
+
+Settings with_knob(const Settings& base, const CapacitySearch& search, double value) {
+  Settings settings = base;
+  set_setting(settings, search.key, capacity_value_json(search, value), "", "--" + search.knob);
+  validate_settings(settings, "");
+  return settings;
+}
+
+CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
+                             const std::string& mode, const Trace& trace) {
+  return bisect_capacity(search, [&](double value) {
+    Settings settings = with_knob(base, search, value);
+    settings.mode = mode;
+    ScenarioResult run = run_scenario(settings, trace, false, 1);
+    return run.modes().front()->summary;
+  });
+}
+
+nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
+                                        const CapacityResult& result) {
+  const auto figures = [&](const CapacityProbe& p) {
+    nlohmann::ordered_json out;
+    out[search.knob] = capacity_value_json(search, p.value);
+    for (const std::string& key : search.target.keys()) {
+      const std::optional<double> value = p.summary.get(key);
+      out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+    }
+    return out;
+  };
+  nlohmann::ordered_json out;
+  switch (result.outcome) {
+    case CapacityResult::kFound:
+      out = figures(*result.answer);
+      out["below"] = figures(*result.below);
+      break;
+    case CapacityResult::kMinimumMeets:
+      out = figures(*result.answer);
+      out["below"] = nullptr;
+      out["reason"] = result.reason;
+      break;
+    case CapacityResult::kMaximumFails:
+      out[search.knob] = nullptr;
+      out["reason"] = result.reason;
+      out["at_max"] = figures(*result.below);
+      break;
+  }
+  out["runs"] = result.probes.size();
+  return out;
+}
+
+}  // namespace infersim

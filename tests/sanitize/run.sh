@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer,
+# then the fuzzers: configures BUILD_DIR (clang++ when there is one, with the
+# fuzz targets; else g++ without them), builds it on two cores, runs its ctest
+# but for this label (so nothing recurses), and runs each fuzz target for
+# SECONDS. CTest runs it as the test `sanitized_suite` (label `sanitizer`).
+#   tests/sanitize/run.sh [BUILD_DIR [SECONDS]]    (build-asan, 60)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-asan}
+seconds=${2:-60}
+started=$(date +%s)
+
+fuzz=OFF
+if command -v clang++ > /dev/null && command -v clang > /dev/null; then
+  export CC=clang CXX=clang++
+  fuzz=ON
+else
+  export CC=gcc CXX=g++
+fi
+werror=OFF
+[ "${CI:-}" = "true" ] && werror=ON
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINFERSIM_SANITIZE=ON \
+  -DINFERSIM_FUZZ=$fuzz -DINFERSIM_WERROR=$werror > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 1; }
+echo "sanitize: building $build with $CXX (fuzz targets: $fuzz)"
+cmake --build "$build" -j2 > "$build/build.log" 2>&1 || { tail -n 60 "$build/build.log"; exit 1; }
+echo "sanitize: built in $(( $(date +%s) - started )) s"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" -j2 -LE sanitizer --output-on-failure
+echo "sanitize: sanitized suite passed after $(( $(date +%s) - started )) s"
+
+if [ "$fuzz" = ON ]; then
+  "$root/tests/fuzz/run_fuzzers.sh" "$build" "$seconds"
+else
+  echo "sanitize: no clang++, so no fuzzing"
+fi
+echo "sanitize: done in $(( $(date +%s) - started )) s"

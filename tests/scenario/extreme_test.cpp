@@ -1,0 +1,195 @@
+// Extreme but valid scenarios finish with finite figures and every request
+// accounted for: a server drowning in its queue, requests that generate
+// nothing, a single request, one instant for all, a run of zero length, and a
+// million requests.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr const char* kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+
+// Every figure a number and finite, but those that may not exist (null) named.
+void expect_finite(const json& summary, const std::vector<std::string>& may_be_null = {}) {
+  ASSERT_TRUE(summary.is_object());
+  for (const auto& [key, value] : summary.items()) {
+    const bool allowed =
+        std::any_of(may_be_null.begin(), may_be_null.end(), [&](const std::string& name) {
+          // a name ending in '*' allows every key with that prefix
+          return name == key ||
+                 (name.back() == '*' && key.rfind(name.substr(0, name.size() - 1), 0) == 0);
+        });
+    if (value.is_null() && allowed) continue;
+    ASSERT_TRUE(value.is_number()) << key << " = " << value.dump();
+    EXPECT_TRUE(std::isfinite(value.get<double>())) << key;
+  }
+}
+
+// Requests conserved: every request scheduled or dropped, every scheduled one
+// met its deadline or missed it.
+void expect_conserved(const json& summary, double lines) {
+  EXPECT_EQ(summary["requests"].get<double>() + summary["dropped"].get<double>(), lines);
+  EXPECT_EQ(summary["deadline_met"].get<double>() + summary["deadline_missed"].get<double>(),
+            summary["requests"].get<double>());
+}
+
+class Extreme : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test::fresh_dir(); }
+  // A recorded run into a fresh folder; its summary.json.
+  json run(const std::string& trace, std::vector<std::string> extra = {}) {
+    const fs::path output = dir_ / ("run" + std::to_string(++runs_));
+    std::vector<std::string> args = {"run",      "--recorded",    "--trace", trace,
+                                     "--output", output.string(), "--plots", "none"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    last_output_ = output;
+    if (r.status != 0) return json::object();
+    return json::parse(test::read_file(output / "summary.json"));
+  }
+  std::string trace_file(const std::string& rows) {
+    return test::write_file(dir_ / "t.csv", kHeader + rows).string();
+  }
+  fs::path dir_;
+  fs::path last_output_;
+  int runs_ = 0;
+};
+
+TEST_F(Extreme, OneCoreUnderTheConversationHourQueuesThousands) {
+  const fs::path trace = test::source_dir() / "trace" / "azure_llm_conv_1h.csv";
+  ASSERT_TRUE(fs::exists(trace)) << trace << " is missing: run trace/fetch (see README.md)";
+  const std::string text = test::read_file(trace);
+  // lines after the header; the published file has no newline after its last line
+  const double lines = static_cast<double>(std::count(text.begin(), text.end(), '\n') - 1 +
+                                           (text.back() != '\n' ? 1 : 0));
+  const json summary = run(trace.string(), {"--cores", "1"});
+  expect_finite(summary);
+  expect_conserved(summary, lines);
+  EXPECT_EQ(summary["requests"], lines);
+  EXPECT_GT(summary["waiting_total_s"].get<double>(), 1e8);
+  EXPECT_GT(summary["utilization"].get<double>(), 0.99);
+  EXPECT_LE(summary["utilization"].get<double>(), 1.0);
+
+  // The queue when the last request arrives: arrived, not yet started.
+  std::istringstream requests(test::read_file(last_output_ / "requests.csv"));
+  std::string row;
+  std::getline(requests, row);
+  ASSERT_THAT(row, ::testing::StartsWith("id,device,arrival_s,context_tokens,generated_tokens,"
+                                         "server_arrival_s,start_s,"));
+  std::vector<std::pair<double, double>> arrival_start;
+  while (std::getline(requests, row)) {
+    double cells[7];
+    std::istringstream fields(row);
+    std::string cell;
+    for (double& c : cells) {
+      std::getline(fields, cell, ',');
+      c = std::stod(cell);
+    }
+    arrival_start.emplace_back(cells[5], cells[6]);
+  }
+  ASSERT_EQ(static_cast<double>(arrival_start.size()), lines);
+  double last_arrival = 0;
+  for (const auto& [arrival, start] : arrival_start)
+    last_arrival = std::max(last_arrival, arrival);
+  std::size_t queued = 0;
+  for (const auto& [arrival, start] : arrival_start)
+    queued += arrival <= last_arrival && start > last_arrival;
+  EXPECT_GT(queued, 1000u);
+}
+
+TEST_F(Extreme, RequestsThatGenerateNothing) {
+  const std::string trace =
+      trace_file("2024-01-01 00:00:00,100,0\n2024-01-01 00:00:01,0,0\n2024-01-01 00:00:03,7,0\n");
+  const json summary = run(trace);
+  // TPOT needs a second generated token: none exists
+  expect_finite(summary, {"tpot_*"});
+  expect_conserved(summary, 3);
+  EXPECT_EQ(summary["requests"], 3);
+  EXPECT_EQ(summary["deadline_met"], 3) << "the TTFT budget alone is ample";
+
+  // The synthetic workload draws sizes with a mean of zero generated tokens.
+  const fs::path output = dir_ / "compare";
+  const auto r =
+      test::run_cli({"run", "--trace", trace, "--output", output.string(), "--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json both = json::parse(test::read_file(output / "summary.json"));
+  expect_finite(both["synthetic"], {"tpot_*"});
+  expect_conserved(both["synthetic"], both["synthetic"]["requests"].get<double>() +
+                                          both["synthetic"]["dropped"].get<double>());
+}
+
+TEST_F(Extreme, OneRequestRunsRecordedButHasNoMeanRateToCompare) {
+  const std::string trace = trace_file("2024-01-01 00:00:00,100,10\n");
+  const json summary = run(trace);
+  expect_finite(summary);
+  expect_conserved(summary, 1);
+  EXPECT_EQ(summary["requests"], 1);
+  EXPECT_EQ(summary["waiting_total_s"], 0);
+
+  const fs::path output = dir_ / "compare";
+  const auto r = test::run_cli({"run", "--trace", trace, "--output", output.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("rate"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(output));
+}
+
+TEST_F(Extreme, EveryRequestAtTheSameInstant) {
+  std::string rows;
+  for (int i = 0; i < 2000; ++i)
+    rows += "2024-01-01 00:00:00.5," + std::to_string(i % 700) + ",3\n";
+  const json summary = run(trace_file(rows), {"--cores", "4"});
+  expect_finite(summary);
+  expect_conserved(summary, 2000);
+  EXPECT_EQ(summary["requests"], 2000);
+  EXPECT_GT(summary["avg_wait_s"].get<double>(), 0);
+}
+
+TEST_F(Extreme, ADurationOfZeroDropsAllButTheFirstInstant) {
+  const std::string trace = trace_file(
+      "2024-01-01 00:00:00,100,10\n2024-01-01 00:00:00,10,1\n2024-01-01 00:00:02,100,10\n");
+  const json summary = run(trace, {"--duration", "0"});
+  expect_finite(summary, {"utilization"});
+  expect_conserved(summary, 3);
+  EXPECT_EQ(summary["run_length_s"], 0);
+  EXPECT_EQ(summary["dropped"].get<double>() + summary["requests"].get<double>(), 3);
+}
+
+TEST_F(Extreme, AMillionRequestsSummaryOnly) {
+  // One hour tiled with a small pattern of sizes, an arrival every 3.6 ms.
+  constexpr int kRequests = 1'000'000;
+  std::string text = kHeader;
+  text.reserve(40u * kRequests);
+  static constexpr int kContext[] = {374, 2048, 12, 900, 5000};
+  static constexpr int kGenerated[] = {44, 0, 300, 7, 120};
+  char line[64];
+  for (int i = 0; i < kRequests; ++i) {
+    const long us = 3600L * i;  // microseconds since the hour began
+    std::snprintf(line, sizeof(line), "2024-01-01 %02ld:%02ld:%02ld.%06ld,%d,%d\n",
+                  us / 3'600'000'000L, us / 60'000'000L % 60, us / 1'000'000L % 60, us % 1'000'000L,
+                  kContext[i % 5], kGenerated[i % 7 % 5]);
+    text += line;
+  }
+  const std::string trace = test::write_file(dir_ / "million.csv", text).string();
+  text.clear();
+  const json summary = run(trace, {"--per-request", "none", "--cores", "64"});
+  expect_finite(summary, {"avg_makespan_ok_s"});
+  expect_conserved(summary, kRequests);
+  EXPECT_EQ(summary["requests"], kRequests);
+  EXPECT_FALSE(fs::exists(last_output_ / "requests.csv"));
+}
+
+}  // namespace
+}  // namespace infersim

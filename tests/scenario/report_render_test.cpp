@@ -1,0 +1,234 @@
+// A compare run's report and plots as a reader gets them: the time series and
+// CDF files, the gnuplot scripts, the SVGs when gnuplot is installed, the
+// message when it is not, and report.html rendered by headless Chromium when
+// /usr/bin/chromium exists.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "report/plots.hpp"
+#include "report/run_writer.hpp"
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kPlots = {"arrivals", "queue_length", "deadline_misses", "wait_cdf",
+                                         "ttft_cdf"};
+
+// Ten minutes: a quiet start, a burst of 300 requests in 30 s, then a trickle.
+std::string bursty_trace() {
+  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  auto add = [&](double t, int context, int generated) {
+    char line[96];
+    const int minutes = static_cast<int>(t / 60);
+    std::snprintf(line, sizeof(line), "2024-01-01 00:%02d:%06.3f,%d,%d\n", minutes,
+                  t - 60 * minutes, context, generated);
+    csv += line;
+  };
+  for (int i = 0; i < 60; ++i)
+    add(i * 2.0, 800 + 37 * (i % 11), 5 + i % 30);
+  for (int i = 0; i < 300; ++i)
+    add(120 + i * 0.1, 1200 + 53 * (i % 17), 10 + i % 40);
+  for (int i = 0; i < 90; ++i)
+    add(160 + i * 4.8, 900 + 41 * (i % 13), 3 + i % 25);
+  return csv;
+}
+
+bool gnuplot_installed() {
+  const ProgramRun r = run_program({"gnuplot", "--version"}, "");
+  return r.started && r.status == 0;
+}
+
+class ReportRender : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_dir();
+    trace_ = test::write_file(dir_ / "trace.csv", bursty_trace()).string();
+  }
+  test::CliResult run(const std::string& folder, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "run", "--trace", trace_, "--output", (dir_ / folder).string(), "--slice-duration", "30"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  }
+  fs::path dir_;
+  std::string trace_;
+};
+
+TEST_F(ReportRender, CompareRunWritesTimeSeriesAndCdfForEachMode) {
+  const auto r = run("cmp");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "cmp" / "summary.json"));
+  for (const char* mode : {"recorded", "synthetic"}) {
+    const std::string csv = test::read_file(dir_ / "cmp" / mode / "timeseries.csv");
+    ASSERT_FALSE(csv.empty()) << mode;
+    std::istringstream lines(csv);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line,
+              "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,"
+              "queue_len_mean,queue_len_max,busy_cores_mean,utilization,energy_wh,"
+              "wait_p99_s");
+    long arrivals = 0, completions = 0;
+    double energy = 0;
+    int rows = 0;
+    while (std::getline(lines, line)) {
+      std::vector<std::string> f;
+      std::istringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');)
+        f.push_back(x);
+      arrivals += std::stol(f[2]);
+      completions += std::stol(f[3]);
+      energy += std::stod(f[9]);
+      ++rows;
+    }
+    const double requests = summary[mode]["requests"].get<double>();
+    EXPECT_EQ(arrivals, requests) << mode;
+    EXPECT_EQ(completions, requests) << mode;
+    // energy_wh is printed in full precision in both files
+    EXPECT_NEAR(energy, summary[mode]["energy_wh"].get<double>(), 1e-9) << mode;
+    EXPECT_EQ(rows, std::ceil(summary[mode]["end_s"].get<double>() / 30)) << mode;
+    const std::string cdf = test::read_file(dir_ / "cmp" / mode / "cdf.csv");
+    EXPECT_TRUE(cdf.starts_with("fraction,wait_s,ttft_s\n0,")) << mode;
+  }
+  // The burst shows: a slice of the recorded trace far above Poisson's.
+  EXPECT_THAT(test::read_file(dir_ / "cmp" / "recorded" / "timeseries.csv"),
+              HasSubstr("\n120.000000000,150.000000000,300,"));
+}
+
+TEST_F(ReportRender, ScriptsReadTheRunsFilesByRelativePath) {
+  ASSERT_EQ(run("cmp", {"--recorded"}).status, 0);
+  ASSERT_EQ(run("both").status, 0);
+  for (const std::string& name : kPlots) {
+    const std::string one = test::read_file(dir_ / "cmp" / "plots" / (name + ".gp"));
+    const std::string two = test::read_file(dir_ / "both" / "plots" / (name + ".gp"));
+    EXPECT_THAT(one, HasSubstr("outfile = \"plots/" + name + ".svg\"")) << name;
+    EXPECT_THAT(one, ::testing::Not(HasSubstr("recorded/"))) << name;
+    EXPECT_THAT(two, HasSubstr("'recorded/")) << name;
+    EXPECT_THAT(two, HasSubstr("'synthetic/")) << name;
+    EXPECT_THAT(two, ::testing::Not(HasSubstr(dir_.string()))) << name;
+  }
+}
+
+TEST_F(ReportRender, GnuplotRendersEverySvg) {
+  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  const auto r = run("cmp");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string page = test::read_file(dir_ / "cmp" / "report.html");
+  for (const std::string& name : kPlots) {
+    const std::string svg = test::read_file(dir_ / "cmp" / "plots" / (name + ".svg"));
+    EXPECT_GT(svg.size(), 2000u) << name;
+    EXPECT_THAT(svg, HasSubstr("<svg")) << name;
+    EXPECT_THAT(page, HasSubstr("<figure id=\"plot-" + name + "\">")) << name;
+  }
+  std::size_t inlined = 0;
+  for (auto at = page.find("<svg"); at != std::string::npos; at = page.find("<svg", at + 1))
+    ++inlined;
+  EXPECT_EQ(inlined, kPlots.size());
+  EXPECT_THAT(page, ::testing::Not(HasSubstr("Not rendered")));
+  // No temporary file is left behind.
+  for (const auto& entry : fs::directory_iterator(dir_ / "cmp" / "plots")) {
+    const std::string file = entry.path().filename().string();
+    EXPECT_TRUE(file.ends_with(".gp") || file.ends_with(".svg")) << file;
+  }
+}
+
+TEST_F(ReportRender, PlotsNoneWritesNoPlots) {
+  ASSERT_EQ(run("cmp", {"--plots", "none"}).status, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "cmp" / "plots"));
+  EXPECT_TRUE(fs::exists(dir_ / "cmp" / "recorded" / "timeseries.csv"));
+  EXPECT_THAT(test::read_file(dir_ / "cmp" / "report.html"), HasSubstr("--plots none"));
+}
+
+TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
+  const fs::path dir = test::fresh_dir();
+  Settings settings;
+  std::vector<Task> tasks;
+  for (int i = 0; i < 30; ++i)
+    tasks.push_back(make_task(SimTime::from_seconds(i * 0.5), 1000, 20, settings.task_knobs()));
+  const ModeResult recorded =
+      simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);
+  const ModeResult synthetic =
+      simulate(settings, "synthetic", tasks, SimTime::from_seconds(60), 0, false);
+  const RunFolder folder = RunFolder::prepare((dir / "run").string(), "compare", false);
+  std::ostringstream notices;
+  write_run(folder, settings_to_json(settings), {&recorded, &synthetic}, false,
+            {true, &notices, "infersim-test-no-such-gnuplot"});
+  const std::string said = notices.str();
+  EXPECT_THAT(said, HasSubstr("gnuplot plots/*.gp"));
+  EXPECT_THAT(said, HasSubstr((dir / "run").string()));
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1);
+  for (const std::string& name : kPlots) {
+    EXPECT_TRUE(fs::exists(dir / "run" / "plots" / (name + ".gp"))) << name;
+    EXPECT_FALSE(fs::exists(dir / "run" / "plots" / (name + ".svg"))) << name;
+  }
+  EXPECT_TRUE(fs::exists(dir / "run" / "recorded" / "timeseries.csv"));
+  EXPECT_THAT(test::read_file(dir / "run" / "report.html"), HasSubstr("Not rendered"));
+}
+
+TEST(ReportWithFailingGnuplot, LeavesNoStaleSvg) {
+  const fs::path dir = test::fresh_dir();
+  Settings settings;
+  const std::vector<Task> tasks = {make_task(SimTime::zero(), 1000, 20, settings.task_knobs())};
+  const ModeResult recorded =
+      simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);
+  const RunFolder folder = RunFolder::prepare((dir / "run").string(), "recorded", false);
+  folder.create();
+  fs::create_directories(dir / "run" / "plots");
+  test::write_file(dir / "run" / "plots" / "arrivals.svg", "<svg>an older run's</svg>");
+  std::ostringstream notices;
+  // `false` runs and exits with status 1, as a failing gnuplot would.
+  write_run(RunFolder::prepare((dir / "run").string(), "recorded", true),
+            settings_to_json(settings), {&recorded}, false, {true, &notices, "false"});
+  EXPECT_THAT(notices.str(), HasSubstr("exited with status 1"));
+  EXPECT_FALSE(fs::exists(dir / "run" / "plots" / "arrivals.svg"));
+  EXPECT_TRUE(fs::exists(dir / "run" / "plots" / "arrivals.gp"));
+}
+
+TEST(RunProgram, PassesArgumentsWithoutAShell) {
+  const ProgramRun r = run_program({"printf", "%s|", "a b", "$(echo no)", "'q'"}, "");
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.output, "a b|$(echo no)|'q'|");
+  const ProgramRun missing = run_program({"infersim-test-no-such-program"}, "");
+  EXPECT_FALSE(missing.started);
+  EXPECT_FALSE(missing.error.empty());
+  const ProgramRun in_dir = run_program({"pwd"}, "/tmp");
+  EXPECT_EQ(in_dir.output, "/tmp\n");
+}
+
+TEST_F(ReportRender, ChromiumRendersTheReportOffline) {
+  const fs::path chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) {
+    GTEST_SKIP() << chromium << " is not installed (Debian: chromium); the page's structure "
+                 << "is tested in report_html_test";
+  }
+  ASSERT_EQ(run("cmp").status, 0);
+  const fs::path profile = dir_ / "chromium-profile";
+  fs::create_directories(profile);
+  const fs::path png = dir_ / "report.png";
+  const ProgramRun r = run_program(
+      {chromium.string(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+       "--no-first-run", "--disable-background-networking", "--disable-component-update",
+       "--disable-sync", "--user-data-dir=" + profile.string(), "--screenshot=" + png.string(),
+       "--window-size=1200,2000", "file://" + (dir_ / "cmp" / "report.html").string()},
+      dir_);
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_EQ(r.status, 0) << r.output;
+  const std::string image = test::read_file(png);
+  ASSERT_GE(image.size(), 8u) << "no screenshot; chromium said:\n" << r.output;
+  EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  // A blank 1200x2000 page is about 11 kB; text, a table and plots are more.
+  EXPECT_GT(image.size(), 40'000u);
+}
+
+}  // namespace
+}  // namespace infersim

@@ -1,0 +1,262 @@
+// Bad input of every kind, through the whole command line: each is refused with
+// one line on stderr that points at the file, line and field (or the flag), exit
+// status 2, and no run folder.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kAzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+constexpr const char* kAzureRow = "2023-11-16 18:15:46.6805900,374,44\n";
+
+std::string azure(const std::string& rows) {
+  return std::string(kAzureHeader) + kAzureRow + rows;
+}
+
+std::string mooncake_line(const std::string& timestamp, const std::string& input,
+                          const std::string& output) {
+  return "{\"timestamp\": " + timestamp + ", \"input_length\": " + input +
+         ", \"output_length\": " + output + ", \"hash_ids\": [1, 2]}\n";
+}
+
+std::string mooncake(const std::string& second_line) {
+  return mooncake_line("0", "10", "2") + second_line;
+}
+
+// Random bytes, NUL included, from a fixed seed (a linear congruential step).
+std::string garbage(std::size_t size) {
+  std::string bytes;
+  std::uint32_t state = 12345;
+  for (std::size_t i = 0; i < size; ++i) {
+    state = state * 1664525u + 1013904223u;
+    bytes += static_cast<char>(state >> 24);
+  }
+  bytes[7] = '\0';
+  bytes[100] = '\0';
+  return bytes;
+}
+
+// A bad trace file: its name, its bytes, and what the one error line must hold
+// after the program's name: `FILE:LINE: FIELD: ` (line 0 = none, field empty =
+// none) and a phrase of the explanation.
+struct BadTrace {
+  std::string label;
+  std::string name;
+  std::string bytes;
+  int line;
+  std::string field;
+  std::string says;
+};
+
+void PrintTo(const BadTrace& c, std::ostream* os) {
+  *os << c.label;
+}
+
+std::vector<BadTrace> bad_traces() {
+  return {
+      {"Empty", "t.csv", "", 1, "", "empty file"},
+      {"EmptyJsonl", "t.jsonl", "", 1, "", "empty file"},
+      {"HeaderOnly", "t.csv", kAzureHeader, 2, "", "no requests"},
+      {"MissingColumn", "t.csv", "TIMESTAMP,ContextTokens\n2023-11-16 18:15:46,374\n", 1,
+       "GeneratedTokens", "missing"},
+      {"RenamedColumn", "t.csv",
+       "Timestamp,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,1\n", 1, "TIMESTAMP",
+       "missing"},
+      {"DuplicatedColumn", "t.csv",
+       "TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n2023-11-16 18:15:46,1,1,1\n", 1,
+       "ContextTokens", "twice"},
+      {"ExtraFieldEveryRow", "t.csv", std::string(kAzureHeader) + "2023-11-16 18:15:46,1,1,7\n", 2,
+       "", "too many fields"},
+      {"TooFewFields", "t.csv", azure("2023-11-16 18:15:47,374\n"), 3, "", "too few fields"},
+      {"TooManyFields", "t.csv", azure("2023-11-16 18:15:47,374,44,9\n"), 3, "", "too many fields"},
+      {"NonNumericTokens", "t.csv", azure("2023-11-16 18:15:47,abc,44\n"), 3, "ContextTokens",
+       "not a number"},
+      {"NegativeTokens", "t.csv", azure("2023-11-16 18:15:47,374,-4\n"), 3, "GeneratedTokens",
+       "negative"},
+      {"FractionalTokens", "t.csv", azure("2023-11-16 18:15:47,37.5,44\n"), 3, "ContextTokens",
+       "whole number"},
+      {"OverflowingTokens", "t.csv", azure("2023-11-16 18:15:47,374,99999999999999999999\n"), 3,
+       "GeneratedTokens", "too large"},
+      {"Month13", "t.csv", azure("2023-13-16 18:15:47,374,44\n"), 3, "TIMESTAMP",
+       "month 13 does not exist"},
+      {"February30", "t.csv", azure("2024-02-30 18:15:47,374,44\n"), 3, "TIMESTAMP",
+       "day 30 does not exist"},
+      {"Yesterday", "t.csv", azure("yesterday,374,44\n"), 3, "TIMESTAMP", "expected YYYY-MM-DD"},
+      {"Year2300", "t.csv", azure("2300-01-01 00:00:00,374,44\n"), 3, "TIMESTAMP",
+       "int64 nanosecond range"},
+      {"BinaryGarbageCsv", "t.csv", garbage(4096), 1, "", ""},
+      {"BinaryGarbageJsonl", "t.jsonl", garbage(4096), 1, "", ""},
+      {"BinaryGarbageAfterHeader", "t.csv", std::string(kAzureHeader) + garbage(512), 2, "", ""},
+      {"JsonSyntaxError", "t.jsonl", mooncake("{\"timestamp\": 5, \"input_length\": 3\n"), 2, "",
+       "not a JSON object"},
+      {"JsonMissingField", "t.jsonl", mooncake("{\"timestamp\": 5, \"input_length\": 3}\n"), 2,
+       "output_length", "missing"},
+      {"JsonWrongType", "t.jsonl", mooncake(mooncake_line("5", "\"ten\"", "2")), 2, "input_length",
+       "expected a number"},
+      {"JsonHashIdsNotAList", "t.jsonl",
+       mooncake("{\"timestamp\": 5, \"input_length\": 3, \"output_length\": 1, \"hash_ids\": 4}\n"),
+       2, "hash_ids", "list"},
+      {"JsonNaN", "t.jsonl", mooncake(mooncake_line("5", "NaN", "2")), 2, "input_length", "NaN"},
+      {"JsonNaNTimestamp", "t.jsonl", mooncake(mooncake_line("NaN", "3", "2")), 2, "timestamp",
+       "NaN"},
+      {"JsonNegativeTokens", "t.jsonl", mooncake(mooncake_line("5", "-3", "2")), 2, "input_length",
+       "negative"},
+      {"JsonYear2300InMs", "t.jsonl", mooncake(mooncake_line("10413792000000", "3", "2")), 2,
+       "timestamp", "int64 nanosecond range"},
+  };
+}
+
+// The one line a refused run prints, without the program's name.
+std::string one_error_line(const test::CliResult& r) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const std::string prefix = "infersim: ";
+  EXPECT_THAT(r.err, StartsWith(prefix));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.back(), '\n');
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+  EXPECT_EQ(r.err.find('\0'), std::string::npos);
+  if (r.err.size() <= prefix.size()) return {};
+  return r.err.substr(prefix.size(), r.err.size() - prefix.size() - 1);
+}
+
+class BadTraceFile : public ::testing::TestWithParam<BadTrace> {};
+
+TEST_P(BadTraceFile, IsRefusedWithOneLinePointingAtIt) {
+  const BadTrace& c = GetParam();
+  const fs::path dir = test::fresh_dir(c.label);
+  const std::string path = test::write_file(dir / c.name, c.bytes).string();
+  const fs::path output = dir / "run";
+  const auto r = test::run_cli({"run", "--recorded", "--trace", path, "--output", output.string()});
+  const std::string line = one_error_line(r);
+  std::string expected = path;
+  if (c.line > 0) expected += ":" + std::to_string(c.line);
+  expected += ": ";
+  if (!c.field.empty()) expected += c.field + ": ";
+  EXPECT_THAT(line, StartsWith(expected));
+  EXPECT_GT(line.size(), expected.size() + 8) << "the error says what is wrong";
+  EXPECT_THAT(line, HasSubstr(c.says));
+  EXPECT_FALSE(fs::exists(output));
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, BadTraceFile, ::testing::ValuesIn(bad_traces()),
+                         [](const auto& info) { return info.param.label; });
+
+// A bad settings file: the file, then the key, then what is wrong.
+struct BadSettings {
+  std::string label;
+  std::string json;
+  std::string key;  // empty: the file's line instead
+  std::string says;
+};
+
+void PrintTo(const BadSettings& c, std::ostream* os) {
+  *os << c.label;
+}
+
+class BadSettingsFile : public ::testing::TestWithParam<BadSettings> {};
+
+TEST_P(BadSettingsFile, IsRefusedNamingTheFileAndKey) {
+  const BadSettings& c = GetParam();
+  const fs::path dir = test::fresh_dir(c.label);
+  const std::string trace = test::write_file(dir / "t.csv", azure("")).string();
+  const std::string settings = test::write_file(dir / "s.json", c.json).string();
+  const fs::path output = dir / "run";
+  const auto r = test::run_cli(
+      {"run", "--recorded", "--settings", settings, "--trace", trace, "--output", output.string()});
+  const std::string line = one_error_line(r);
+  EXPECT_THAT(line, StartsWith(settings + (c.key.empty() ? ":" : ": " + c.key + ": ")));
+  EXPECT_THAT(line, HasSubstr(c.says));
+  EXPECT_FALSE(fs::exists(output));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadSettingsFile,
+    ::testing::Values(
+        BadSettings{"UnknownKeySuggestsTheNearest", R"({"server": {"core": 2}})", "server.core",
+                    "did you mean 'server.cores'?"},
+        BadSettings{"UnknownSection", R"({"servr": {"cores": 2}})", "servr", "unknown section"},
+        BadSettings{"WrongType", R"({"server": {"cores": "eight"}})", "server.cores", "eight"},
+        BadSettings{"ImpossibleValue", R"({"server": {"cores": 0}})", "server.cores", "0"},
+        BadSettings{"NegativeBudget", R"({"deadline": {"ttft_budget_s": -1}})",
+                    "deadline.ttft_budget_s", "-1"},
+        BadSettings{"NotAnObject", "[1, 2]", "", "object"},
+        BadSettings{"SyntaxError", "{\"server\": {\"cores\": 2,\n}}\n", "", "syntax error"},
+        BadSettings{"Empty", "", "", ""}),
+    [](const auto& info) { return info.param.label; });
+
+// Flags: the flag first, then what is wrong and what would be right.
+struct BadFlag {
+  std::string label;
+  std::vector<std::string> args;
+  std::string flag;
+  std::string says;
+};
+
+void PrintTo(const BadFlag& c, std::ostream* os) {
+  *os << c.label;
+}
+
+class BadCommandLine : public ::testing::TestWithParam<BadFlag> {};
+
+TEST_P(BadCommandLine, IsRefusedNamingTheFlag) {
+  const BadFlag& c = GetParam();
+  const fs::path dir = test::fresh_dir(c.label);
+  const std::string trace = test::write_file(dir / "t.csv", azure("")).string();
+  const fs::path output = dir / "run";
+  std::vector<std::string> args = {"run", "--trace", trace, "--output", output.string()};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  const std::string line = one_error_line(test::run_cli(args));
+  EXPECT_THAT(line, StartsWith(c.flag + ": "));
+  EXPECT_THAT(line, HasSubstr(c.says));
+  EXPECT_FALSE(fs::exists(output));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, BadCommandLine,
+    ::testing::Values(
+        BadFlag{
+            "UnknownFlagSuggestsTheNearest", {"--core", "2"}, "--core", "did you mean --cores?"},
+        BadFlag{"PerRequestSaysWhatIsAllowed", {"--per-request", "xml"}, "--per-request", "none"},
+        BadFlag{"ModeSaysWhatIsAllowed", {"--mode", "both"}, "--mode", "recorded"},
+        BadFlag{"UnitSaysWhatIsAllowed", {"--timestamp-unit", "days"}, "--timestamp-unit", "ms"},
+        BadFlag{"CoresNotANumber", {"--cores", "many"}, "--cores", "many"},
+        BadFlag{"CoresZero", {"--cores", "0"}, "--cores", "0"}),
+    [](const auto& info) { return info.param.label; });
+
+// What benchmark clients and spreadsheets write around the data is accepted.
+TEST(GoodInput, ByteOrderMarkAndCrlfAreAccepted) {
+  const fs::path dir = test::fresh_dir();
+  const std::string csv =
+      test::write_file(dir / "t.csv",
+                       "\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+                       "2023-11-16 18:15:46.6805900,374,44\r\n2023-11-16 18:15:50,10,2\r\n")
+          .string();
+  const std::string jsonl =
+      test::write_file(dir / "t.jsonl",
+                       "\xEF\xBB\xBF{\"timestamp\": 0, \"input_length\": 10, \"output_length\": "
+                       "2}\r\n{\"timestamp\": 500, \"input_length\": 3, \"output_length\": 1}\r\n")
+          .string();
+  for (const std::string& trace : {csv, jsonl}) {
+    const fs::path output = dir / ("run-" + fs::path(trace).extension().string().substr(1));
+    const auto r = test::run_cli({"run", "--recorded", "--trace", trace, "--output",
+                                  output.string(), "--per-request", "csv", "--plots", "none"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string requests = test::read_file(output / "requests.csv");
+    EXPECT_EQ(std::count(requests.begin(), requests.end(), '\n'), 3) << trace;
+  }
+}
+
+}  // namespace
+}  // namespace infersim

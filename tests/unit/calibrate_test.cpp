@@ -1,0 +1,367 @@
+// `infersim calibrate` and `run --measured`: the knobs a simulated benchmark
+// was made with are recovered from its measurements in every input format,
+// bad files fail with one line naming the field, queued data are flagged, and
+// a replay with the recovered knobs matches the measurement.
+#include "cli/calibrate_command.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+#include "scenario/calibration.hpp"
+#include "scenario/scenario.hpp"
+#include "test_support.hpp"
+#include "trace/measurement_reader.hpp"
+#include "trace/trace_reader.hpp"
+
+namespace infersim {
+namespace {
+using test::fresh_dir;
+using test::read_file;
+using test::run_cli;
+using test::write_file;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr double kContextMi = 20;
+constexpr double kGeneratedMi = 1500;
+constexpr double kMips = 60000;
+constexpr std::int64_t kEpochNs = 1'759'813'207'532'900'363;
+
+// 200 requests 60 s apart (nothing waits), sizes varied, unless `burst`:
+// then the last 40 arrive 1 ms apart on one core and queue.
+Trace low_load_trace(bool burst = false) {
+  Trace trace;
+  trace.format = "test";
+  for (std::uint32_t k = 0; k < 200; ++k) {
+    TraceRecord r;
+    r.offset_ns = burst && k >= 160 ? 160LL * 60'000'000'000 + (k - 160) * 1'000'000LL
+                                    : static_cast<std::int64_t>(k) * 60'000'000'000;
+    r.context_tokens = 50 + (k * 137) % 3000;
+    r.generated_tokens = 1 + (k * 53) % 400;
+    trace.records.push_back(r);
+  }
+  return trace;
+}
+
+Settings known_knobs(unsigned cores = 8) {
+  Settings s;
+  s.mode = "recorded";
+  s.mi_per_context_token = kContextMi;
+  s.mi_per_generated_token = kGeneratedMi;
+  s.mips_per_core = kMips;
+  s.cores = cores;
+  s.hops.clear();  // TTFT is then the first token's exec time alone
+  return s;
+}
+
+struct Simulated {
+  Trace trace;
+  ModeResult result;
+};
+
+Simulated simulate_benchmark(bool burst = false) {
+  Simulated s{low_load_trace(burst), {}};
+  s.result = run_recorded(known_knobs(burst ? 1 : 8), s.trace, true);
+  return s;
+}
+
+double ttft_s(const Simulated& s, std::size_t k) {
+  return (s.result.outcomes[k].first_token - s.result.tasks[k].arrival).seconds();
+}
+double e2e_s(const Simulated& s, std::size_t k) {
+  return (s.result.outcomes[k].response - s.result.tasks[k].arrival).seconds();
+}
+
+std::string number(double v) {
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.17g", v);
+  return text;
+}
+
+// The simulated requests in aiperf's profile_export.jsonl shape, times in ms,
+// with one failed request among them.
+std::string aiperf_jsonl(const Simulated& s) {
+  std::string out;
+  for (std::size_t k = 0; k < s.result.tasks.size(); ++k) {
+    nlohmann::ordered_json r;
+    r["metadata"]["session_num"] = k;
+    r["metadata"]["request_start_ns"] = kEpochNs + s.result.tasks[k].arrival.count_ns();
+    r["metadata"]["benchmark_phase"] = "profiling";
+    auto& m = r["metrics"];
+    m["input_sequence_length"] = {{"value", s.trace.records[k].context_tokens}, {"unit", "tokens"}};
+    m["time_to_first_token"] = {{"value", ttft_s(s, k) * 1e3}, {"unit", "ms"}};
+    m["request_latency"] = {{"value", e2e_s(s, k) * 1e3}, {"unit", "ms"}};
+    m["output_sequence_length"] = {{"value", s.trace.records[k].generated_tokens},
+                                   {"unit", "tokens"}};
+    r["error"] = nullptr;
+    out += r.dump() + "\n";
+    if (k == 10) {
+      out += R"({"metadata":{"session_num":999,"request_start_ns":1759813207532900363},)"
+             R"("metrics":{"error_isl":{"value":550,"unit":"tokens"}},)"
+             R"("error":{"code":499,"type":"RequestCancellationError","message":"cancelled"}})"
+             "\n";
+    }
+  }
+  return out;
+}
+
+std::string vllm_json(const Simulated& s, bool with_e2els) {
+  nlohmann::json doc;
+  doc["completed"] = s.result.tasks.size();
+  for (std::size_t k = 0; k < s.result.tasks.size(); ++k) {
+    const auto g = s.trace.records[k].generated_tokens;
+    doc["input_lens"].push_back(s.trace.records[k].context_tokens);
+    doc["output_lens"].push_back(g);
+    doc["ttfts"].push_back(ttft_s(s, k));
+    const double gap = g > 1 ? (e2e_s(s, k) - ttft_s(s, k)) / (g - 1) : 0;
+    doc["itls"].push_back(std::vector<double>(g > 1 ? g - 1 : 0, gap));
+    if (with_e2els) doc["e2els"].push_back(e2e_s(s, k));
+    doc["errors"].push_back("");
+  }
+  return doc.dump();
+}
+
+std::string plain_csv(const Simulated& s) {
+  std::string out = "input_tokens,output_tokens,ttft_s,e2e_s\n";
+  for (std::size_t k = 0; k < s.result.tasks.size(); ++k) {
+    out += std::to_string(s.trace.records[k].context_tokens) + "," +
+           std::to_string(s.trace.records[k].generated_tokens) + "," + number(ttft_s(s, k)) + "," +
+           number(e2e_s(s, k)) + "\n";
+  }
+  return out;
+}
+
+void expect_known_knobs(const Calibration& c) {
+  EXPECT_NEAR(c.mi_per_context_token, kContextMi, 0.01 * kContextMi);
+  EXPECT_NEAR(c.mi_per_generated_token, kGeneratedMi, 0.01 * kGeneratedMi);
+  EXPECT_GT(c.ttft_r2, 0.999999);
+  EXPECT_NEAR(c.fixed_overhead_s, 0, 1e-6);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+}
+
+TEST(Calibrate, RecoversTheKnobsFromAnAiperfExportAndWritesSettingsRunTakes) {
+  const Simulated s = simulate_benchmark();
+  const auto dir = fresh_dir();
+  const auto from = write_file(dir / "profile_export.jsonl", aiperf_jsonl(s));
+  const auto settings = dir / "calibrated.json";
+  const auto r = run_cli({"calibrate", "--from", from.string(), "--output", settings.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("200 requests, 1 failed and skipped"));
+  EXPECT_THAT(r.out, HasSubstr("R²"));
+  EXPECT_THAT(r.out, HasSubstr("p99"));
+  const auto doc = nlohmann::json::parse(read_file(settings));
+  EXPECT_NEAR(doc["tokens"]["mi_per_context_token"].get<double>(), kContextMi, 0.01 * kContextMi);
+  EXPECT_NEAR(doc["tokens"]["mi_per_generated_token"].get<double>(), kGeneratedMi,
+              0.01 * kGeneratedMi);
+  EXPECT_EQ(doc["server"]["mips_per_core"].get<double>(), kMips);
+  EXPECT_EQ(doc["server"]["cores"].get<int>(), 8);  // every other key at its default
+  EXPECT_TRUE(doc["network"]["hops"].empty());      // no fixed overhead in the data
+  Settings applied;
+  apply_settings_file(applied, settings.string());
+  EXPECT_NEAR(applied.mi_per_generated_token, kGeneratedMi, 0.01 * kGeneratedMi);
+}
+
+TEST(Calibrate, RefusesToOverwriteWithoutForce) {
+  const Simulated s = simulate_benchmark();
+  const auto dir = fresh_dir();
+  const auto from = write_file(dir / "data.csv", plain_csv(s));
+  const auto settings = write_file(dir / "calibrated.json", "{}");
+  const std::vector<std::string> args = {"calibrate", "--from", from.string(), "--output",
+                                         settings.string()};
+  const auto refused = run_cli(args);
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_THAT(refused.err, HasSubstr("--force"));
+  EXPECT_EQ(read_file(settings), "{}");
+  auto forced = args;
+  forced.push_back("--force");
+  EXPECT_EQ(run_cli(forced).status, 0);
+  EXPECT_NE(read_file(settings), "{}");
+}
+
+TEST(Calibrate, MipsPerCoreScalesTheKnobs) {
+  const Simulated s = simulate_benchmark();
+  Measurement m = read_measurement(write_file(fresh_dir() / "d.csv", plain_csv(s)).string());
+  const Calibration c = calibrate(m, 2 * kMips);
+  EXPECT_NEAR(c.mi_per_context_token, 2 * kContextMi, 0.02 * kContextMi);
+  EXPECT_NEAR(c.mi_per_generated_token, 2 * kGeneratedMi, 0.02 * kGeneratedMi);
+  EXPECT_EQ(calibrated_settings(c).mips_per_core, 2 * kMips);
+}
+
+TEST(Calibrate, ReadsAiperfSkippingTheFailedRecord) {
+  const Simulated s = simulate_benchmark();
+  const auto path = write_file(fresh_dir() / "export.jsonl", aiperf_jsonl(s));
+  const Measurement m = read_measurement(path.string());
+  EXPECT_EQ(m.format, "aiperf");
+  EXPECT_EQ(m.requests.size(), 200u);
+  EXPECT_EQ(m.skipped_errors, 1u);
+  EXPECT_NEAR(m.requests[5].ttft_s, ttft_s(s, 5), 1e-12);
+  expect_known_knobs(calibrate(m, kMips));
+}
+
+TEST(Calibrate, ReadsVllmWithAndWithoutEndToEndLatencies) {
+  const Simulated s = simulate_benchmark();
+  const auto dir = fresh_dir();
+  for (const bool with_e2els : {true, false}) {
+    const auto path =
+        write_file(dir / (with_e2els ? "with.json" : "without.json"), vllm_json(s, with_e2els));
+    const Measurement m = read_measurement(path.string());
+    EXPECT_EQ(m.format, "vllm");
+    ASSERT_EQ(m.requests.size(), 200u);
+    EXPECT_NEAR(m.requests[7].e2e_s, e2e_s(s, 7), 1e-9) << with_e2els;
+    expect_known_knobs(calibrate(m, kMips));
+  }
+}
+
+TEST(Calibrate, ReadsPlainCsvAndDetectsFormatsByContent) {
+  const Simulated s = simulate_benchmark();
+  const auto dir = fresh_dir();
+  const Measurement m = read_measurement(write_file(dir / "data.csv", plain_csv(s)).string());
+  EXPECT_EQ(m.format, "csv");
+  expect_known_knobs(calibrate(m, kMips));
+  EXPECT_EQ(detect_measurement_format(write_file(dir / "a.txt", aiperf_jsonl(s)).string()),
+            "aiperf");
+  EXPECT_EQ(detect_measurement_format(write_file(dir / "v.txt", vllm_json(s, true)).string()),
+            "vllm");
+  EXPECT_EQ(detect_measurement_format(write_file(dir / "c.txt", plain_csv(s)).string()), "csv");
+}
+
+// Each bad file: exit status 2 and one line naming the file, line and field.
+TEST(Calibrate, BadInputFailsWithOneLineNamingFileLineAndField) {
+  const auto dir = fresh_dir();
+  const auto out = (dir / "out.json").string();
+  auto error_of = [&](const std::string& name, const std::string& content) {
+    const auto path = write_file(dir / name, content).string();
+    const auto r = run_cli({"calibrate", "--from", path, "--output", out});
+    EXPECT_EQ(r.status, 2) << name;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    return r.err;
+  };
+  EXPECT_THAT(error_of("bad.csv",
+                       "input_tokens,output_tokens,ttft_s,e2e_s\n10,5,0.1,0.5\n"
+                       "20,5,fast,0.5\n"),
+              HasSubstr("bad.csv:3: ttft_s: expected a number, got 'fast'"));
+  EXPECT_THAT(error_of("empty.csv", ""), HasSubstr("empty.csv:1: empty file"));
+  EXPECT_THAT(error_of("header.csv", "input_tokens,output_tokens,ttft_s\n"),
+              HasSubstr("header.csv:1: e2e_s: column missing"));
+  EXPECT_THAT(error_of("short.csv", "input_tokens,output_tokens,ttft_s,e2e_s\n10,5,0.5,0.1\n"),
+              HasSubstr("short.csv:2: e2e_s: expected a latency no shorter than the TTFT"));
+  EXPECT_THAT(error_of("few.csv", "input_tokens,output_tokens,ttft_s,e2e_s\n10,5,0.1,0.5\n"),
+              HasSubstr("at least 3 requests"));
+  EXPECT_THAT(
+      error_of(
+          "unit.jsonl",
+          R"({"metadata":{"request_start_ns":1},"metrics":{"input_sequence_length":{"value":5,"unit":"tokens"},)"
+          R"("output_sequence_length":{"value":5,"unit":"tokens"},"time_to_first_token":{"value":5,"unit":"min"},)"
+          R"("request_latency":{"value":9,"unit":"ms"}},"error":null})"
+          "\n"),
+      HasSubstr("unit.jsonl:1: metrics.time_to_first_token.unit: unknown time unit 'min'"));
+  EXPECT_THAT(error_of("broken.jsonl", "{\"metadata\": {}, \"metrics\": \n"),
+              HasSubstr("broken.jsonl:1: not a JSON object"));
+  EXPECT_THAT(error_of("v.json", R"({"input_lens":[1,2,3],"output_lens":[4,5,6]})"),
+              HasSubstr("v.json: ttfts: missing"));
+  EXPECT_THAT(error_of("same.csv",
+                       "input_tokens,output_tokens,ttft_s,e2e_s\n10,5,0.1,0.5\n"
+                       "10,5,0.1,0.5\n10,5,0.1,0.5\n"),
+              HasSubstr("same input length"));
+  const auto r = run_cli({"calibrate", "--from", (dir / "none.csv").string(), "--output", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("none.csv: cannot open"));
+  EXPECT_EQ(run_cli({"calibrate", "--output", out}).status, 2);
+  EXPECT_EQ(run_cli({"calibrate", "--from", "x.csv", "--output", out, "--format", "xml"}).status,
+            2);
+}
+
+TEST(Calibrate, WarnsWhenTheDataLookQueued) {
+  const Simulated queued = simulate_benchmark(true);
+  const auto dir = fresh_dir();
+  // Without start times, from the TTFTs far above the fit.
+  const auto csv = write_file(dir / "queued.csv", plain_csv(queued));
+  const auto r =
+      run_cli({"calibrate", "--from", csv.string(), "--output", (dir / "a.json").string()});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.err, HasSubstr("of the requests waited"));
+  EXPECT_THAT(r.err, HasSubstr("look queued"));
+  // With start times, from the concurrency too.
+  const Calibration c = calibrate(
+      read_measurement(write_file(dir / "q.jsonl", aiperf_jsonl(queued)).string()), kMips);
+  ASSERT_TRUE(c.mean_concurrency.has_value());
+  EXPECT_GT(*c.mean_concurrency, 1.5);
+  EXPECT_GT(c.queued_fraction, 0.1);
+  // The same sizes at low load: no warning.
+  const auto calm = write_file(dir / "calm.csv", plain_csv(simulate_benchmark()));
+  const auto quiet =
+      run_cli({"calibrate", "--from", calm.string(), "--output", (dir / "b.json").string()});
+  EXPECT_THAT(quiet.err, Not(HasSubstr("warning")));
+}
+
+TEST(Calibrate, AiperfExportIsATrace) {
+  const Simulated s = simulate_benchmark();
+  const auto path = write_file(fresh_dir() / "profile_export.jsonl", aiperf_jsonl(s));
+  TraceSource source;
+  source.path = path.string();
+  const Trace trace = read_trace(source);
+  EXPECT_EQ(trace.format, "aiperf-jsonl");
+  EXPECT_EQ(trace.filtered_out, 1u);
+  ASSERT_EQ(trace.records.size(), 200u);
+  EXPECT_EQ(trace.origin_ns, kEpochNs);
+  EXPECT_EQ(trace.records[3].offset_ns, 180'000'000'000);
+  EXPECT_EQ(trace.records[3].context_tokens, s.trace.records[3].context_tokens);
+  EXPECT_EQ(trace.records[3].generated_tokens, s.trace.records[3].generated_tokens);
+}
+
+TEST(Calibrate, RunWithTheCalibratedKnobsMatchesTheMeasurement) {
+  const Simulated s = simulate_benchmark();
+  const auto dir = fresh_dir();
+  const auto measured = write_file(dir / "profile_export.jsonl", aiperf_jsonl(s)).string();
+  const auto settings = (dir / "calibrated.json").string();
+  ASSERT_EQ(run_cli({"calibrate", "--from", measured, "--output", settings}).status, 0);
+  const auto run_dir = dir / "run";
+  const auto r = run_cli({"run", "--settings", settings, "--trace", measured, "--recorded",
+                          "--measured", measured, "--output", run_dir.string(), "--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ttft_mape="));
+  const auto summary = nlohmann::json::parse(read_file(run_dir / "summary.json"));
+  ASSERT_TRUE(summary.contains("measured"));
+  EXPECT_EQ(summary["measured"]["requests"].get<int>(), 200);
+  EXPECT_LT(summary["measured"]["ttft_mape"].get<double>(), 0.5);  // percent
+  EXPECT_LT(summary["measured"]["e2e_mape"].get<double>(), 0.5);
+  const std::string csv = read_file(run_dir / "measured.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "id,measured_ttft_s,simulated_ttft_s,measured_e2e_s,simulated_e2e_s");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 201);
+
+  // Other knobs: the error shows.
+  const auto off = run_cli({"run", "--settings", settings, "--trace", measured, "--recorded",
+                            "--mi-per-generated-token", "3000", "--measured", measured, "--output",
+                            (dir / "off").string(), "--plots", "none"});
+  ASSERT_EQ(off.status, 0) << off.err;
+  const auto off_summary = nlohmann::json::parse(read_file(dir / "off" / "summary.json"));
+  EXPECT_GT(off_summary["measured"]["e2e_mape"].get<double>(), 50);
+}
+
+TEST(Calibrate, MeasuredCountMustMatchTheTrace) {
+  const Simulated s = simulate_benchmark();
+  const auto dir = fresh_dir();
+  const auto trace = write_file(dir / "profile_export.jsonl", aiperf_jsonl(s)).string();
+  const auto csv = write_file(dir / "m.csv",
+                              "input_tokens,output_tokens,ttft_s,e2e_s\n"
+                              "10,5,0.1,0.5\n")
+                       .string();
+  const auto r = run_cli({"run", "--trace", trace, "--recorded", "--measured", csv, "--output",
+                          (dir / "run").string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("holds 1 measured requests, the trace replays 200"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "run" / "summary.json"));
+}
+
+}  // namespace
+}  // namespace infersim

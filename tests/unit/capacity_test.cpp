@@ -1,0 +1,298 @@
+// Capacity: parsing targets, bisecting whole and real knobs, and the command
+// on a small trace, checked against plain runs at the answer and below it.
+#include "scenario/capacity.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+#include "report/number_format.hpp"
+#include "scenario/sweep.hpp"
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// A summary whose only figures are success_rate and avg_wait_s.
+Summary fake(double success_rate, std::optional<double> avg_wait_s = 0) {
+  Summary s;
+  s.add("success_rate", success_rate);
+  s.add("avg_wait_s", avg_wait_s);
+  return s;
+}
+
+Target target_of(const std::string& text) {
+  return parse_target(text, summary_keys(Settings{}));
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    target_of(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CapacityTarget, ParsesClausesThatMustAllHold) {
+  const Target t = target_of("success_rate>=0.99, avg_wait_s < 1,ttft_p99_s<=2");
+  ASSERT_EQ(t.clauses.size(), 3u);
+  EXPECT_EQ(t.clauses[0].key, "success_rate");
+  EXPECT_EQ(t.clauses[0].comparison, TargetClause::kAtLeast);
+  EXPECT_EQ(t.clauses[0].value, 0.99);
+  EXPECT_EQ(t.clauses[1].key, "avg_wait_s");
+  EXPECT_EQ(t.clauses[1].comparison, TargetClause::kBelow);
+  EXPECT_EQ(t.clauses[2].comparison, TargetClause::kAtMost);
+  EXPECT_THAT(t.keys(), testing::ElementsAre("success_rate", "avg_wait_s", "ttft_p99_s"));
+  EXPECT_EQ(target_of("requests==5").clauses[0].comparison, TargetClause::kEqual);
+  EXPECT_EQ(target_of("utilization>0.5").clauses[0].comparison, TargetClause::kAbove);
+
+  const Target both = target_of("success_rate>=0.99,avg_wait_s<=1");
+  EXPECT_TRUE(both.met_by(fake(0.99, 1)));
+  EXPECT_FALSE(both.met_by(fake(0.98, 0)));
+  EXPECT_FALSE(both.met_by(fake(1, 1.5)));
+  EXPECT_FALSE(both.met_by(fake(1, std::nullopt)));  // a missing figure never holds
+}
+
+TEST(CapacityTarget, BadTargetsSayWhatIsWrong) {
+  EXPECT_THAT(error_of("sucess_rate>=0.99"),
+              HasSubstr("--target: unknown figure 'sucess_rate' (did you mean success_rate?)"));
+  EXPECT_THAT(error_of("success_rate"), HasSubstr("no comparison"));
+  EXPECT_THAT(error_of("success_rate=1"), HasSubstr("write =="));
+  EXPECT_THAT(error_of("success_rate!=1"), HasSubstr("'!' is not a comparison"));
+  EXPECT_THAT(error_of("success_rate>=high"), HasSubstr("'high' is not a number"));
+  EXPECT_THAT(error_of(">=1"), HasSubstr("no figure"));
+  EXPECT_THAT(error_of("success_rate>=1,"), HasSubstr("empty clause"));
+  EXPECT_THAT(error_of(""), HasSubstr("empty clause"));
+}
+
+CapacitySearch whole_search(double min, double max) {
+  CapacitySearch search;
+  search.knob = "cores";
+  search.key = "server.cores";
+  search.whole = true;
+  search.min = min;
+  search.max = max;
+  search.target = target_of("success_rate>=0.99");
+  return search;
+}
+
+TEST(CapacityBisection, WholeKnobFindsTheFirstValueThatMeets) {
+  for (const int threshold : {2, 37, 512, 1023, 1024}) {
+    int runs = 0;
+    const CapacityResult r = bisect_capacity(whole_search(1, 1024), [&](double cores) {
+      ++runs;
+      EXPECT_EQ(cores, std::floor(cores));
+      return fake(cores >= threshold ? 1.0 : 0.5);
+    });
+    ASSERT_EQ(r.outcome, CapacityResult::kFound) << threshold;
+    EXPECT_EQ(r.answer->value, threshold);
+    EXPECT_EQ(r.below->value, threshold - 1);
+    EXPECT_TRUE(r.answer->met);
+    EXPECT_FALSE(r.below->met);
+    EXPECT_LE(runs, 12);  // the two bounds and log2(1023) halvings
+    EXPECT_EQ(static_cast<std::size_t>(runs), r.probes.size());
+  }
+}
+
+TEST(CapacityBisection, BoundsAreCheckedFirst) {
+  const CapacityResult never =
+      bisect_capacity(whole_search(1, 1024), [](double) { return fake(0.5); });
+  EXPECT_EQ(never.outcome, CapacityResult::kMaximumFails);
+  EXPECT_FALSE(never.answer);
+  EXPECT_EQ(never.below->value, 1024);
+  EXPECT_EQ(never.probes.size(), 1u);
+  EXPECT_EQ(never.reason, "even the maximum, cores=1024, fails the target");
+
+  const CapacityResult always =
+      bisect_capacity(whole_search(4, 1024), [](double) { return fake(1); });
+  EXPECT_EQ(always.outcome, CapacityResult::kMinimumMeets);
+  EXPECT_EQ(always.answer->value, 4);
+  EXPECT_FALSE(always.below);
+  EXPECT_EQ(always.probes.size(), 2u);
+  EXPECT_THAT(always.reason, HasSubstr("the minimum, cores=4, already meets the target"));
+
+  const CapacityResult single = bisect_capacity(whole_search(5, 5), [](double) { return fake(1); });
+  EXPECT_EQ(single.outcome, CapacityResult::kMinimumMeets);
+  EXPECT_EQ(single.probes.size(), 1u);  // each value runs once
+}
+
+TEST(CapacityBisection, RealKnobStopsWithinTheTolerance) {
+  CapacitySearch search;
+  search.knob = "mips-per-core";
+  search.key = "server.mips_per_core";
+  search.min = 1000;
+  search.max = 200000;
+  search.tolerance = 1e-3;
+  search.target = target_of("avg_wait_s<=1");
+  const double threshold = 61234.5;
+  const CapacityResult r =
+      bisect_capacity(search, [&](double mips) { return fake(1, mips >= threshold ? 0.5 : 2); });
+  ASSERT_EQ(r.outcome, CapacityResult::kFound);
+  EXPECT_GE(r.answer->value, threshold);
+  EXPECT_LT(r.below->value, threshold);
+  EXPECT_LE(r.answer->value - r.below->value, 1e-3 * r.answer->value);
+  EXPECT_GT(r.answer->value - r.below->value, 0.25e-3 * r.answer->value);  // no needless runs
+}
+
+TEST(CapacityBisection, RealKnobNearZeroStopsAtTheRangeFloor) {
+  CapacitySearch search;
+  search.knob = "decode-budget";
+  search.key = "deadline.decode_budget_s";
+  search.min = 0;
+  search.max = 1;
+  search.target = target_of("success_rate>=0.99");
+  const CapacityResult r =
+      bisect_capacity(search, [](double budget) { return fake(budget > 0 ? 1 : 0); });
+  ASSERT_EQ(r.outcome, CapacityResult::kFound);
+  EXPECT_EQ(r.below->value, 0);
+  EXPECT_LE(r.answer->value, 1e-6);
+  EXPECT_LE(r.probes.size(), 25u);
+}
+
+TEST(CapacityBisection, RefusesImpossibleSearches) {
+  EXPECT_THROW(bisect_capacity(whole_search(10, 2), [](double) { return fake(1); }), InputError);
+  EXPECT_THROW(bisect_capacity(whole_search(1.5, 2), [](double) { return fake(1); }), InputError);
+  CapacitySearch tolerance = whole_search(1, 2);
+  tolerance.tolerance = 0;
+  EXPECT_THROW(check_capacity_search(tolerance), InputError);
+  tolerance.tolerance = 1;
+  EXPECT_THROW(check_capacity_search(tolerance), InputError);
+}
+
+// Eight requests in two bursts, as in the sweep tests.
+constexpr const char* kTrace =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2024-01-01 00:00:00.000,1000,10\n"
+    "2024-01-01 00:00:00.000,2000,20\n"
+    "2024-01-01 00:00:00.100,500,5\n"
+    "2024-01-01 00:00:00.200,3000,30\n"
+    "2024-01-01 00:00:30.000,1000,40\n"
+    "2024-01-01 00:00:30.000,1500,15\n"
+    "2024-01-01 00:00:30.500,800,8\n"
+    "2024-01-01 00:00:59.000,1200,12\n";
+
+class CapacityCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_dir();
+    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
+  }
+  test::CliResult capacity(std::vector<std::string> extra, const std::string& folder = "cap") {
+    std::vector<std::string> args = {"capacity", "--trace", trace_, "--output",
+                                     (dir_ / folder).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  }
+  // A figure of a plain recorded run with the test's flags.
+  double run_figure(const std::vector<std::string>& flags, const std::string& key) {
+    const std::string folder = "run" + std::to_string(++runs_);
+    std::vector<std::string> args = {
+        "run",     "--recorded", "--per-request", "none",
+        "--trace", trace_,       "--output",      (dir_ / folder).string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto summary = nlohmann::json::parse(test::read_file(dir_ / folder / "summary.json"));
+    return summary[key].get<double>();
+  }
+  int runs_ = 0;
+  fs::path dir_;
+  std::string trace_;
+};
+
+TEST_F(CapacityCommand, WholeAnswerMeetsTheTargetAndTheCoreBelowDoesNot) {
+  // A tight decode budget: one core makes the bursts miss it.
+  const auto r = capacity(
+      {"--target", "success_rate>=1", "--vary", "cores", "--max", "16", "--decode-budget", "0.02"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
+  for (const char* mode : {"recorded", "synthetic"}) {
+    ASSERT_TRUE(doc.contains(mode)) << mode;
+    ASSERT_TRUE(doc[mode]["cores"].is_number_unsigned()) << doc.dump();
+    EXPECT_EQ(doc[mode]["success_rate"], 1.0);
+    if (!doc[mode]["below"].is_null()) {
+      EXPECT_EQ(doc[mode]["below"]["cores"], doc[mode]["cores"].get<int>() - 1);
+      EXPECT_LT(doc[mode]["below"]["success_rate"].get<double>(), 1.0);
+    }
+  }
+  const int cores = doc["recorded"]["cores"].get<int>();
+  ASSERT_GT(cores, 1) << "the trace should need more than one core";
+  const auto at = [&](int c) {
+    return run_figure({"--decode-budget", "0.02", "--cores", std::to_string(c)}, "success_rate");
+  };
+  EXPECT_EQ(at(cores), 1.0);
+  EXPECT_LT(at(cores - 1), 1.0);
+  EXPECT_EQ(doc["recorded"]["below"]["success_rate"].get<double>(), at(cores - 1));
+  EXPECT_THAT(r.out, HasSubstr("recorded  cores=" + std::to_string(cores) + "  success_rate=1"));
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "cap" / "settings.json"));
+  EXPECT_EQ(settings["capacity"]["target"], "success_rate>=1");
+  EXPECT_EQ(settings["capacity"]["max"], 16);
+}
+
+TEST_F(CapacityCommand, RealAnswerIsWithinTheToleranceOfTheFirstThatMeets) {
+  const auto r =
+      capacity({"--target", "avg_wait_s<=0.5", "--vary", "mips-per-core", "--min", "10000", "--max",
+                "1000000", "--tolerance", "0.01", "--modes", "recorded", "--cores", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
+  EXPECT_FALSE(doc.contains("synthetic"));
+  const double answer = doc["recorded"]["mips-per-core"].get<double>();
+  const double below = doc["recorded"]["below"]["mips-per-core"].get<double>();
+  EXPECT_LT(below, answer);
+  EXPECT_LE(answer - below, 0.01 * answer);
+  const auto at = [&](double mips) {
+    return run_figure({"--cores", "1", "--mips-per-core", shortest(mips)}, "avg_wait_s");
+  };
+  EXPECT_LE(at(answer), 0.5);
+  EXPECT_GT(at(below), 0.5);
+  EXPECT_EQ(doc["recorded"]["avg_wait_s"].get<double>(), at(answer));
+}
+
+TEST_F(CapacityCommand, SaysWhenEvenTheMaximumFails) {
+  const auto r = capacity({"--target", "success_rate>=1", "--vary", "cores", "--max", "1",
+                           "--modes", "recorded", "--decode-budget", "0.02"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("not found: even the maximum, cores=1, fails the target"));
+  const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
+  EXPECT_TRUE(doc["recorded"]["cores"].is_null());
+  EXPECT_EQ(doc["recorded"]["reason"], "even the maximum, cores=1, fails the target");
+  EXPECT_EQ(doc["recorded"]["at_max"]["cores"], 1);
+}
+
+TEST_F(CapacityCommand, BadSearchesAreRefusedBeforeAnythingIsWritten) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--target", "success_rate>=1", "--vary", "devices"},
+       "--min: required for --vary devices (only cores has a default range"},
+      {{"--target", "sucess_rate>=1", "--vary", "cores"}, "did you mean success_rate?"},
+      {{"--target", "success_rate>=1", "--vary", "core"},
+       "unknown knob 'core' (did you mean cores?)"},
+      {{"--target", "success_rate>=1", "--vary", "trace"}, "trace is not a numeric knob"},
+      {{"--target", "success_rate>=1", "--vary", "cores=1:8:1"}, "searches one knob"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--min", "0"},
+       "--min: --cores: must be a whole number from 1"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--min", "9", "--max", "4"},
+       "--min: 9 is above --max 4"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--cores", "4"}, "also varied"},
+      {{"--target", "success_rate>=1", "--vary", "time-scale", "--min", "0.5", "--max", "2",
+        "--tolerance", "0"},
+       "--tolerance: must be greater than 0"},
+      {{"--vary", "cores"}, "--target: give the target"},
+      {{"--target", "success_rate>=1"}, "--vary: name the knob"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = capacity(args);
+    EXPECT_EQ(r.status, 2) << message;
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_FALSE(fs::exists(dir_ / "cap")) << message;
+  }
+}
+
+}  // namespace
+}  // namespace infersim

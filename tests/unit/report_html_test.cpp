@@ -1,0 +1,174 @@
+// report.html's structure: self-contained (nothing fetched from a network),
+// the figures table, every plot inlined, text escaped.
+#include "report/report_html.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "scenario/scenario.hpp"
+
+namespace infersim {
+namespace {
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ModeResult small_run(const std::string& mode, double spacing_s) {
+  Settings settings;
+  settings.cores = 1;
+  std::vector<Task> tasks;
+  for (int i = 0; i < 40; ++i) {
+    tasks.push_back(
+        make_task(SimTime::from_seconds(i * spacing_s), 500, 1 + i % 7, settings.task_knobs()));
+  }
+  return simulate(settings, mode, std::move(tasks), SimTime::from_seconds(60), 0, false);
+}
+
+// What gnuplot's SVG terminal writes, in small.
+std::string fake_svg(const std::string& label) {
+  return "<?xml version=\"1.0\" encoding=\"utf-8\"  standalone=\"no\"?>\n"
+         "<svg \n viewBox=\"0 0 600 300\"\n xmlns=\"http://www.w3.org/2000/svg\"\n"
+         " xmlns:xlink=\"http://www.w3.org/1999/xlink\"\n>\n<title>Gnuplot</title>\n"
+         "<g id=\"gnuplot_canvas\"><defs><path id='gpPt0' d='M-1,0 h2'/></defs>"
+         "<use xlink:href='#gpPt0' x='1' y='2'/><text>" +
+         label + "</text></g></svg>\n";
+}
+
+nlohmann::ordered_json settings_json(const std::string& trace) {
+  nlohmann::ordered_json s = settings_to_json(Settings{});
+  s["trace"]["path"] = trace;
+  s["meta"]["program"] = "infersim";
+  s["meta"]["version"] = "0.1.0";
+  s["meta"]["written_at"] = "2026-01-01T00:00:00Z";
+  return s;
+}
+
+class ReportPage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    recorded_ = small_run("recorded", 0.1);  // a burst on one core
+    synthetic_ = small_run("synthetic", 1.5);
+    for (const char* name : {"arrivals", "queue_length", "wait_cdf"}) {
+      figures_.push_back({name, std::string("Title of ") + name, "How to read it.",
+                          fake_svg(std::string("label-") + name)});
+    }
+    page_ = report_html(settings_json("trace/a<b>&c.csv"), {&recorded_, &synthetic_}, figures_, "");
+  }
+  ModeResult recorded_, synthetic_;
+  std::vector<ReportFigure> figures_;
+  std::string page_;
+};
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST_F(ReportPage, IsOneHtmlDocument) {
+  EXPECT_TRUE(page_.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+  EXPECT_THAT(page_, HasSubstr("<meta charset=\"utf-8\">"));
+  EXPECT_TRUE(page_.ends_with("</html>\n"));
+  EXPECT_EQ(count(page_, "<body>"), 1u);
+  EXPECT_EQ(count(page_, "</body>"), 1u);
+}
+
+TEST_F(ReportPage, FetchesNothing) {
+  // No address outside the page in a src or href, no script, no stylesheet
+  // or font loaded from elsewhere.
+  const std::regex external(R"((src|href)\s*=\s*["']?\s*(https?:|//|ftp:|data:text/html))",
+                            std::regex::icase);
+  EXPECT_FALSE(std::regex_search(page_, external));
+  for (const char* banned :
+       {"<script", "<link", "@import", "url(", "<iframe", "<object", "<embed"}) {
+    EXPECT_THAT(page_, Not(HasSubstr(banned))) << banned;
+  }
+  // Every href that is there points within the page.
+  const std::regex href(R"(href\s*=\s*["']([^"']*)["'])");
+  for (auto it = std::sregex_iterator(page_.begin(), page_.end(), href);
+       it != std::sregex_iterator(); ++it) {
+    EXPECT_EQ((*it)[1].str().front(), '#') << (*it)[0];
+  }
+}
+
+TEST_F(ReportPage, HoldsTheComparisonTable) {
+  EXPECT_EQ(count(page_, "<table class=\"figures\">"), 1u);
+  EXPECT_THAT(page_, HasSubstr("<th>Recorded trace</th><th>Synthetic poisson</th>"
+                               "<th>Recorded / synthetic</th>"));
+  for (const char* row :
+       {"Requests simulated", "Requests that met their deadline", "Time to first token (TTFT), p99",
+        "Time per output token (TPOT), mean", "End-to-end latency (E2E), p50",
+        "Peak concurrent requests", "Energy of the run"}) {
+    EXPECT_THAT(page_, HasSubstr("<th scope=\"row\">" + std::string(row) + "</th>")) << row;
+  }
+  EXPECT_THAT(page_, HasSubstr("<td>40</td><td>40</td><td class=\"ratio\">1.000</td>"));
+}
+
+TEST_F(ReportPage, InlinesEveryPlot) {
+  EXPECT_EQ(count(page_, "<svg"), figures_.size());
+  EXPECT_THAT(page_, Not(HasSubstr("<?xml")));
+  for (const ReportFigure& f : figures_) {
+    EXPECT_THAT(page_, HasSubstr("label-" + f.name));
+    EXPECT_THAT(page_, HasSubstr("<title>" + f.title + "</title>"));
+    EXPECT_THAT(page_, HasSubstr("<figcaption><b>" + f.title + ".</b>"));
+  }
+  // Each plot's definitions are its own.
+  EXPECT_THAT(page_, HasSubstr("id='p0-gpPt0'"));
+  EXPECT_THAT(page_, HasSubstr("xlink:href='#p2-gpPt0'"));
+  EXPECT_EQ(count(page_, "id='p1-gpPt0'"), 1u);
+  EXPECT_THAT(page_, Not(HasSubstr("Not rendered")));
+}
+
+TEST_F(ReportPage, EscapesWhatItQuotes) {
+  EXPECT_THAT(page_, HasSubstr("trace/a&lt;b&gt;&amp;c.csv"));
+  EXPECT_THAT(page_, Not(HasSubstr("a<b>&c")));
+}
+
+TEST_F(ReportPage, GuidesTheReader) {
+  EXPECT_THAT(page_, HasSubstr("<h2>Reading guide</h2>"));
+  EXPECT_THAT(page_, HasSubstr("What a burst does"));
+  EXPECT_THAT(page_, HasSubstr("gnuplot plots/*.gp"));
+}
+
+TEST_F(ReportPage, AllFiguresAreListedByKey) {
+  for (const Figure& f : recorded_.summary.figures()) {
+    EXPECT_THAT(page_, HasSubstr("<code>" + f.key + "</code>")) << f.key;
+  }
+}
+
+TEST(ReportPageOfOneMode, HasOneColumnAndNoRatio) {
+  const ModeResult only = small_run("synthetic", 1);
+  const std::string page = report_html(settings_json("t.csv"), {&only}, {}, "Plots are off.");
+  EXPECT_THAT(page, HasSubstr("<th>Synthetic poisson</th></tr>"));
+  EXPECT_THAT(page, Not(HasSubstr("Recorded / synthetic")));
+  EXPECT_THAT(page, Not(HasSubstr("<svg")));
+  EXPECT_THAT(page, HasSubstr("<p>Plots are off.</p>"));
+  EXPECT_THAT(page, Not(HasSubstr("What a burst does")));
+}
+
+TEST(ReportPageWithoutRenderedPlots, SaysHowToRenderThem) {
+  const ModeResult only = small_run("recorded", 1);
+  const std::string page =
+      report_html(settings_json("t.csv"), {&only}, {{"arrivals", "Arrivals", "Read me.", ""}}, "");
+  EXPECT_THAT(page, HasSubstr("Not rendered. Run <code>gnuplot plots/*.gp</code>"));
+  EXPECT_THAT(page, HasSubstr("<img src=\"plots/arrivals.svg\""));
+}
+
+TEST(InlineSvg, DropsThePrologueAndRenamesIds) {
+  const std::string svg = inline_svg(fake_svg("x"), "p7-", "A & B");
+  EXPECT_TRUE(svg.starts_with("<svg"));
+  EXPECT_THAT(svg, HasSubstr("<title>A &amp; B</title>"));
+  EXPECT_THAT(svg, HasSubstr("id=\"p7-gnuplot_canvas\""));
+  EXPECT_THAT(svg, HasSubstr("xlink:href='#p7-gpPt0'"));
+  EXPECT_THAT(svg, Not(HasSubstr("'gpPt0'")));
+}
+
+TEST(HtmlEscape, EscapesTheFiveCharacters) {
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+}
+
+}  // namespace
+}  // namespace infersim

@@ -1,0 +1,345 @@
+// The serving figures on hand-computed cases: TPOT, throughput over the
+// benchmark duration, peak concurrency at equal times, goodput, and the keys
+// they add to a summary.
+#include "report/serving_metrics.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_options.hpp"
+#include "core/input_error.hpp"
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+using ::testing::HasSubstr;
+
+SimTime at(double s) {
+  return SimTime::from_seconds(s);
+}
+
+// A request issued at `arrival_s` whose first token reaches the device at
+// `first_token_s` and whose response at `response_s`.
+struct Request {
+  double arrival_s, first_token_s, response_s, generated;
+  double wait_s = 0;
+};
+
+void feed(ServingMetrics& metrics, const std::vector<Request>& requests) {
+  std::uint64_t id = 0;
+  for (const Request& r : requests) {
+    Task task = make_task(at(r.arrival_s), 100, r.generated, TaskKnobs{});
+    RequestOutcome o;
+    o.server_arrival = at(r.arrival_s);
+    o.start = at(r.arrival_s + r.wait_s);
+    o.finish = at(r.response_s);
+    o.first_token = at(r.first_token_s);
+    o.response = at(r.response_s);
+    metrics.on_issued(id++, task, o);
+  }
+}
+
+TEST(ServingMetrics, TpotLeavesOutRequestsOfOneToken) {
+  ServingMetrics metrics({{50}, std::nullopt});
+  feed(metrics, {{0, 1, 3, 5},    // (3 - 1) / (5 - 1) = 0.5
+                 {0, 2, 2.5, 3},  // (2.5 - 2) / (3 - 1) = 0.25
+                 {0, 4, 4, 1}});  // one token: no TPOT
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_DOUBLE_EQ(*s.get("tpot_mean_s"), 0.375);
+  EXPECT_DOUBLE_EQ(*s.get("tpot_p50_s"), 0.375);
+  EXPECT_DOUBLE_EQ(*s.get("ttft_mean_s"), (1 + 2 + 4) / 3.0);
+  EXPECT_DOUBLE_EQ(*s.get("e2el_mean_s"), (3 + 2.5 + 4) / 3.0);
+  EXPECT_DOUBLE_EQ(*s.get("e2el_p50_s"), 3);
+}
+
+TEST(ServingMetrics, TpotDoesNotExistWithoutATwoTokenRequest) {
+  ServingMetrics metrics;
+  feed(metrics, {{0, 1, 1, 1}, {0, 1, 1, 0}});
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_FALSE(s.get("tpot_mean_s").has_value());
+  EXPECT_FALSE(s.get("tpot_p99_s").has_value());
+}
+
+TEST(ServingMetrics, ThroughputRunsFromTheFirstArrivalToTheLastResponse) {
+  ServingMetrics metrics;
+  feed(metrics, {{1, 2, 3, 10}, {2, 3, 9, 20}, {4, 5, 6, 30}});
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_DOUBLE_EQ(*s.get("benchmark_duration_s"), 8);
+  EXPECT_DOUBLE_EQ(*s.get("request_throughput_rps"), 3.0 / 8);
+  EXPECT_DOUBLE_EQ(*s.get("output_throughput_tps"), 60.0 / 8);
+  EXPECT_DOUBLE_EQ(*s.get("total_token_throughput_tps"), 360.0 / 8);
+  EXPECT_DOUBLE_EQ(*s.get("total_input_tokens"), 300);
+  EXPECT_DOUBLE_EQ(*s.get("total_output_tokens"), 60);
+}
+
+TEST(ServingMetrics, NoRequestsGiveNullsNotNaN) {
+  ServingMetrics metrics({{50, 99}, GoodputBounds{100.0, std::nullopt, std::nullopt}});
+  Summary s;
+  metrics.append_to(s);
+  for (const char* key :
+       {"ttft_mean_s", "ttft_p50_s", "tpot_mean_s", "e2el_p99_s", "benchmark_duration_s",
+        "request_throughput_rps", "goodput_rps", "good_request_fraction"}) {
+    EXPECT_FALSE(s.get(key).has_value()) << key;
+  }
+  EXPECT_EQ(*s.get("max_concurrent_requests"), 0);
+  EXPECT_EQ(*s.get("good_requests"), 0);
+}
+
+TEST(PeakConcurrency, DeparturesComeBeforeArrivalsAtEqualTimes) {
+  // At 2 s two requests end and two begin; at 3 s one ends and one begins.
+  const std::vector<std::pair<SimTime, SimTime>> intervals = {
+      {at(0), at(2)}, {at(1), at(2)}, {at(2), at(4)}, {at(2), at(3)}, {at(3), at(5)}};
+  EXPECT_EQ(peak_concurrency(intervals), 2u);
+  // A third overlapping request makes it 3.
+  auto more = intervals;
+  more.emplace_back(at(3.5), at(6));
+  EXPECT_EQ(peak_concurrency(more), 3u);
+  // An instant request never overlaps anything.
+  EXPECT_EQ(peak_concurrency({{at(1), at(1)}, {at(1), at(1)}}), 0u);
+  EXPECT_EQ(peak_concurrency({}), 0u);
+}
+
+TEST(ServingMetrics, MaxConcurrentRequestsCountsFromArrivalToResponse) {
+  ServingMetrics metrics;
+  feed(metrics, {{0, 1, 2, 5}, {1, 1.5, 2, 5}, {2, 3, 4, 5}, {2, 2.5, 3, 5}});
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_EQ(*s.get("max_concurrent_requests"), 2);
+}
+
+TEST(ServingMetrics, GoodRequestsMeetEveryBoundGiven) {
+  GoodputBounds bounds;
+  bounds.ttft_ms = 1000;
+  bounds.tpot_ms = 400;
+  bounds.e2el_ms = 3000;
+  ServingMetrics metrics({{50}, bounds});
+  feed(metrics, {
+                    {0, 1, 3, 5},      // TTFT 1 s and E2E 3 s meet (inclusive), TPOT 0.5 s fails
+                    {0, 0.5, 1, 1},    // one token meets any TPOT bound: good
+                    {0, 2, 2.1, 3},    // TTFT 2 s fails
+                    {1, 1.2, 3.8, 8},  // TPOT 2.6/7 = 0.371 s, E2E 2.8 s: good
+                });
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_EQ(*s.get("good_requests"), 2);
+  EXPECT_DOUBLE_EQ(*s.get("good_request_fraction"), 0.5);
+  EXPECT_DOUBLE_EQ(*s.get("goodput_rps"), 2 / 3.8);
+}
+
+TEST(ServingMetrics, OneBoundAloneJudgesAlone) {
+  ServingMetrics metrics({{50}, GoodputBounds{std::nullopt, std::nullopt, 2000.0}});
+  feed(metrics, {{0, 1, 3, 5}, {0, 1.9, 2, 5}, {0, 0.1, 2.000000001, 5}});
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_EQ(*s.get("good_requests"), 1);
+}
+
+TEST(ServingMetrics, WithoutBoundsThereAreNoGoodputFigures) {
+  ServingMetrics metrics;
+  feed(metrics, {{0, 1, 3, 5}});
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_THROW(s.get("goodput_rps"), std::out_of_range);
+  EXPECT_THROW(s.get("good_requests"), std::out_of_range);
+}
+
+TEST(ServingMetrics, KeysFollowWhatTheSummaryHoldsAndNeverRepeatOne) {
+  Summary s;
+  s.add("ttft_p50_s", 123.0);  // as SummaryCollector writes it
+  s.add("end_s", 9.0);
+  ServingMetrics metrics({{50, 75, 99.9}, std::nullopt});
+  feed(metrics, {{0, 1, 2, 5}, {0, 2, 3, 5}, {0, 3, 4, 5}, {0, 4, 5, 5}, {0, 5, 6, 5}});
+  metrics.append_to(s);
+  std::vector<std::string> keys;
+  for (const Figure& f : s.figures())
+    keys.push_back(f.key);
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), "ttft_p50_s"), 1);
+  EXPECT_EQ(keys[0], "ttft_p50_s");
+  EXPECT_EQ(*s.get("ttft_p50_s"), 123.0);  // left as it was
+  EXPECT_EQ(keys[1], "end_s");
+  EXPECT_EQ(keys[2], "ttft_mean_s");
+  EXPECT_EQ(keys[3], "ttft_p75_s");
+  EXPECT_EQ(keys[4], "ttft_p99.9_s");
+  EXPECT_DOUBLE_EQ(*s.get("ttft_p75_s"), 4);
+  EXPECT_DOUBLE_EQ(*s.get("ttft_p99.9_s"), 4.996);
+  EXPECT_TRUE(s.get("wait_p75_s").has_value());
+}
+
+TEST(ServingMetrics, PercentileKeysUseTheShortestForm) {
+  EXPECT_EQ(percentile_key("ttft", 50), "ttft_p50_s");
+  EXPECT_EQ(percentile_key("e2el", 99.9), "e2el_p99.9_s");
+  EXPECT_EQ(percentile_key("wait", 12.5), "wait_p12.5_s");
+}
+
+TEST(ServingMetrics, SortedPercentileAgreesWithPercentile) {
+  const std::vector<double> sorted = {1, 2, 3, 4, 10};
+  for (const double q : {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0}) {
+    std::vector<double> copy = {10, 4, 1, 3, 2};
+    EXPECT_EQ(*sorted_percentile(sorted, q), *percentile(copy, q)) << q;
+  }
+  EXPECT_FALSE(sorted_percentile({}, 0.5).has_value());
+}
+
+TEST(ServingMetrics, CdfHoldsEveryRequestWhenTheyAreFew) {
+  ServingMetrics metrics;
+  feed(metrics, {{0, 3, 4, 5, 0.5}, {0, 1, 2, 5, 0}, {0, 2, 3, 5, 2}});
+  const LatencyCdf cdf = metrics.cdf();
+  EXPECT_EQ(cdf.fraction, (std::vector<double>{0, 0.5, 1}));
+  EXPECT_EQ(cdf.ttft_s, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(cdf.wait_s, (std::vector<double>{0, 0.5, 2}));
+}
+
+TEST(ServingMetrics, CdfOfManyRequestsIsEvenlySpacedPercentiles) {
+  ServingMetrics metrics;
+  std::vector<Request> many;
+  for (int i = 0; i < 5000; ++i)
+    many.push_back({0, 1 + i * 0.001, 10, 5});
+  feed(metrics, many);
+  const LatencyCdf cdf = metrics.cdf(101);
+  ASSERT_EQ(cdf.fraction.size(), 101u);
+  EXPECT_DOUBLE_EQ(cdf.fraction[50], 0.5);
+  EXPECT_NEAR(cdf.ttft_s[50], 1 + 2499.5 * 0.001, 1e-9);
+  EXPECT_DOUBLE_EQ(cdf.ttft_s.front(), 1);
+  EXPECT_NEAR(cdf.ttft_s.back(), 1 + 4999 * 0.001, 1e-9);
+}
+
+TEST(GoodputFlag, ReadsVllmSyntax) {
+  EXPECT_EQ(parse_goodput("ttft:500 e2el:2000", "--goodput"),
+            nlohmann::json({{"ttft_ms", 500.0}, {"e2el_ms", 2000.0}}));
+  EXPECT_EQ(parse_goodput("tpot:50,ttft:0.5", "--goodput"),
+            nlohmann::json({{"tpot_ms", 50.0}, {"ttft_ms", 0.5}}));
+  EXPECT_TRUE(parse_goodput("none", "--goodput").is_null());
+}
+
+TEST(GoodputFlag, BadWordsAreNamed) {
+  auto message = [](const std::string& text) {
+    try {
+      parse_goodput(text, "--goodput");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(message("ttft=500"), HasSubstr("--goodput: expected NAME:MS"));
+  EXPECT_THAT(message("ttfb:500"), HasSubstr("did you mean ttft?"));
+  EXPECT_THAT(message("ttft:soon"), HasSubstr("milliseconds as a number"));
+  EXPECT_THAT(message("ttft:1 ttft:2"), HasSubstr("ttft is given twice"));
+  EXPECT_THAT(message(""), HasSubstr("expected bounds"));
+}
+
+TEST(PercentilesFlag, ReadsACommaSeparatedList) {
+  EXPECT_EQ(parse_percentiles("50,90,99.9", "--metric-percentiles"),
+            nlohmann::json({50.0, 90.0, 99.9}));
+  EXPECT_THROW(parse_percentiles("50,ninety", "--metric-percentiles"), InputError);
+}
+
+constexpr const char* kTrace =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2024-01-01 00:00:00.000,1000,10\n"
+    "2024-01-01 00:00:00.250,500,1\n"
+    "2024-01-01 00:00:00.300,2000,20\n"
+    "2024-01-01 00:00:01.500,2000,20\n";
+
+class ServingFigures : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_dir();
+    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
+  }
+  test::CliResult run(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run",     "--recorded", "--trace",
+                                     trace_,    "--output",   (dir_ / "run").string(),
+                                     "--plots", "none",       "--force"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  }
+  nlohmann::ordered_json summary() {
+    return nlohmann::ordered_json::parse(test::read_file(dir_ / "run" / "summary.json"));
+  }
+  std::filesystem::path dir_;
+  std::string trace_;
+};
+
+TEST_F(ServingFigures, OutputKeysComeFirstInTheirOrderThenTheServingOnes) {
+  const auto r = run({});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> contract = {
+      "requests",       "dropped",           "deadline_met", "deadline_missed",
+      "success_rate",   "compute_s",         "avg_exec_s",   "waiting_total_s",
+      "avg_wait_s",     "avg_makespan_ok_s", "avg_budget_s", "makespan_p50_s",
+      "makespan_p90_s", "makespan_p99_s",    "ttft_p50_s",   "ttft_p90_s",
+      "ttft_p99_s",     "wait_p50_s",        "wait_p99_s",   "utilization",
+      "traffic_mb",     "energy_wh",         "run_length_s", "end_s"};
+  const auto s = summary();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : s.items())
+    keys.push_back(key);
+  ASSERT_GT(keys.size(), contract.size());
+  EXPECT_EQ(std::vector<std::string>(keys.begin(), keys.begin() + 24), contract);
+  const std::vector<std::string> added(keys.begin() + 24, keys.end());
+  EXPECT_EQ(added, (std::vector<std::string>{
+                       "ttft_mean_s", "tpot_mean_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
+                       "e2el_mean_s", "e2el_p50_s", "e2el_p90_s", "e2el_p99_s", "wait_mean_s",
+                       "wait_p90_s", "benchmark_duration_s", "total_input_tokens",
+                       "total_output_tokens", "request_throughput_rps", "output_throughput_tps",
+                       "total_token_throughput_tps", "max_concurrent_requests"}));
+  EXPECT_EQ(s["e2el_p50_s"], s["makespan_p50_s"]);
+  EXPECT_EQ(s["wait_mean_s"], s["avg_wait_s"]);
+  EXPECT_THAT(r.out, HasSubstr("recorded   ttft p50="));
+  EXPECT_THAT(r.out, HasSubstr("max_concurrent="));
+}
+
+TEST_F(ServingFigures, GoodputFlagTakesOneStringSeveralWordsOrRepeats) {
+  ASSERT_EQ(run({"--goodput", "ttft:500 e2el:2000"}).status, 0);
+  const auto one_string = summary();
+  ASSERT_TRUE(one_string.contains("goodput_rps"));
+  ASSERT_EQ(run({"--goodput", "ttft:500", "e2el:2000"}).status, 0);
+  EXPECT_EQ(summary()["good_requests"], one_string["good_requests"]);
+  ASSERT_EQ(run({"--goodput", "ttft:500", "--goodput", "e2el:2000"}).status, 0);
+  EXPECT_EQ(summary()["good_requests"], one_string["good_requests"]);
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["report"]["goodput"],
+            nlohmann::json({{"ttft_ms", 500.0}, {"e2el_ms", 2000.0}}));
+  // settings.json runs it again, goodput and all
+  const auto before = test::read_file(dir_ / "run" / "summary.json");
+  test::write_file(dir_ / "s.json", test::read_file(dir_ / "run" / "settings.json"));
+  const auto again = test::run_cli(
+      {"run", "--settings", (dir_ / "s.json").string(), "--output", (dir_ / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir_ / "again" / "summary.json"), before);
+  EXPECT_THAT(run({"--goodput", "ttft:-1"}).err,
+              HasSubstr("--goodput.ttft_ms: must be at least 0"));
+}
+
+TEST_F(ServingFigures, GoodputCountsAgainstTheBoundsGiven) {
+  // A bound no request can meet, and one every request meets.
+  ASSERT_EQ(run({"--goodput", "ttft:0"}).status, 0);
+  EXPECT_EQ(summary()["good_requests"], 0);
+  EXPECT_EQ(summary()["goodput_rps"], 0.0);
+  ASSERT_EQ(run({"--goodput", "e2el:1000000"}).status, 0);
+  EXPECT_EQ(summary()["good_requests"], 4);
+  EXPECT_EQ(summary()["good_request_fraction"], 1.0);
+  EXPECT_EQ(summary()["goodput_rps"], summary()["request_throughput_rps"]);
+}
+
+TEST_F(ServingFigures, PercentilesFlagSetsTheKeys) {
+  const auto r = run({"--metric-percentiles", "25,99,99.9"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto s = summary();
+  EXPECT_TRUE(s.contains("ttft_p25_s"));
+  EXPECT_TRUE(s.contains("e2el_p99.9_s"));
+  EXPECT_TRUE(s.contains("ttft_p90_s"));   // OUTPUT.md's, always there
+  EXPECT_FALSE(s.contains("e2el_p90_s"));  // not asked for
+  EXPECT_THAT(run({"--metric-percentiles", "0,50"}).err,
+              HasSubstr("--metric-percentiles: a percentile must be greater than 0"));
+  EXPECT_THAT(run({"--metric-percentiles", "50,101"}).err, HasSubstr("at most 100"));
+  EXPECT_THAT(run({"--metric-percentiles", "50,50"}).err, HasSubstr("listed twice"));
+}
+
+}  // namespace
+}  // namespace infersim
