@@ -54,8 +54,7 @@ std::string replay_line(const GeneratedTasks& r) {
     const Duration replayed = r.tasks.back().arrival - r.tasks.front().arrival;
     if (replayed > Duration::zero()) {
       line += "; offered " + fixed(static_cast<double>(n) / replayed.seconds(), 3) +
-              " requests/s over the " + brief_seconds(SimTime::zero() + replayed) +
-              " s replayed";
+              " requests/s over the " + brief_seconds(SimTime::zero() + replayed) + " s replayed";
     }
   }
   return line + ".";
