@@ -2,6 +2,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/option_parsing.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -21,13 +23,6 @@ namespace {
 constexpr const char* kUsage =
     "usage: infersim calibrate --from FILE --output SETTINGS.json [--mips-per-core M]\n"
     "                          [--format aiperf|vllm|csv|auto] [--force]\n";
-
-std::vector<std::string> flag_names(const po::options_description& options) {
-  std::vector<std::string> names;
-  for (const auto& option : options.options())
-    names.push_back("--" + option->long_name());
-  return names;
-}
 
 double parse_mips(const std::string& text) {
   double value = 0;
@@ -54,22 +49,7 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
       "output", po::value<std::string>(), "the settings file to write")(
       "force", "overwrite the settings file if it exists");
 
-  po::variables_map vm;
-  try {
-    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(args).options(options).style(style).run(), vm);
-  } catch (const po::unknown_option& e) {
-    const auto near = nearest(e.get_option_name(), flag_names(options));
-    throw InputError("", 0, e.get_option_name(),
-                     "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) +
-                         "; see infersim calibrate --help");
-  } catch (const po::multiple_occurrences& e) {
-    throw InputError("", 0,
-                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
-                     "given more than once");
-  } catch (const po::error& e) {
-    throw InputError("", 0, "", std::string(e.what()) + "; see infersim calibrate --help");
-  }
+  const po::variables_map vm = parse_options(args, options, {}, {"calibrate", "", ""});
   if (vm.count("help")) {
     out << kUsage
         << "\nFits TTFT = a + b x input tokens by least squares and the mean decode time\n"

@@ -2,6 +2,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/option_parsing.hpp"
+
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -56,13 +58,6 @@ std::string utc_now_iso() {
   return stamp;
 }
 
-std::vector<std::string> flag_names(const po::options_description& options) {
-  std::vector<std::string> names;
-  for (const auto& option : options.options())
-    names.push_back("--" + option->long_name());
-  return names;
-}
-
 // The mode flags are shorthands for --mode; at most one of them may be given.
 std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
   std::vector<std::string> given;
@@ -111,26 +106,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   po::positional_options_description positional;
   positional.add("devices", 1).add("duration", 1).add("seed", 1);
 
-  po::variables_map vm;
-  try {
-    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    po::store(
-        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
-        vm);
-  } catch (const po::unknown_option& e) {
-    const auto near = nearest(e.get_option_name(), flag_names(options));
-    throw InputError("", 0, e.get_option_name(),
-                     "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) +
-                         "; see infersim run --help");
-  } catch (const po::too_many_positional_options_error&) {
-    throw InputError("", 0, "", "at most three positional arguments: DEVICES DURATION_S SEED");
-  } catch (const po::multiple_occurrences& e) {
-    throw InputError("", 0,
-                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
-                     "given more than once (a positional argument sets it too)");
-  } catch (const po::error& e) {
-    throw InputError("", 0, "", std::string(e.what()) + "; see infersim run --help");
-  }
+  const po::variables_map vm =
+      parse_options(args, options, positional,
+                    {"run", "at most three positional arguments: DEVICES DURATION_S SEED",
+                     " (a positional argument sets it too)"});
   if (vm.count("help")) {
     out << "usage: infersim run [DEVICES [DURATION_S [SEED]]] [options]\n\n" << options;
     return 0;

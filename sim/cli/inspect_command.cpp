@@ -2,6 +2,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/option_parsing.hpp"
+
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -33,13 +35,6 @@ constexpr const char* kUsage =
 // The run flags that say how to read the trace: those of the trace.* keys.
 bool is_trace_flag(const KnobFlag& flag) {
   return std::string_view(flag.key).starts_with("trace.");
-}
-
-std::vector<std::string> flag_names(const po::options_description& options) {
-  std::vector<std::string> names;
-  for (const auto& option : options.options())
-    names.push_back("--" + option->long_name());
-  return names;
 }
 
 // The figure's name, padded to the table's first column.
@@ -128,26 +123,9 @@ int run_inspect_command(const std::vector<std::string>& args, std::ostream& out,
   po::positional_options_description positional;
   positional.add("trace", 1);
 
-  po::variables_map vm;
-  try {
-    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    po::store(
-        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
-        vm);
-  } catch (const po::unknown_option& e) {
-    const auto near = nearest(e.get_option_name(), flag_names(options));
-    throw InputError("", 0, e.get_option_name(),
-                     "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) +
-                         "; see infersim inspect --help");
-  } catch (const po::too_many_positional_options_error&) {
-    throw InputError("", 0, "", "one positional argument: the TRACE");
-  } catch (const po::multiple_occurrences& e) {
-    throw InputError("", 0,
-                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
-                     "given more than once (the positional TRACE sets it too)");
-  } catch (const po::error& e) {
-    throw InputError("", 0, "", std::string(e.what()) + "; see infersim inspect --help");
-  }
+  const po::variables_map vm = parse_options(
+      args, options, positional,
+      {"inspect", "one positional argument: the TRACE", " (the positional TRACE sets it too)"});
   if (vm.count("help")) {
     out << kUsage << '\n' << options;
     return 0;

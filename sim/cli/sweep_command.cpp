@@ -1,5 +1,7 @@
 #include "cli/sweep_command.hpp"
 
+#include "cli/option_parsing.hpp"
+
 #include <boost/program_options.hpp>
 
 #include <charconv>
@@ -102,35 +104,13 @@ void add_jobs_option(po::options_description& options) {
                         "threads (default: the machine's cores); results do not depend on it");
 }
 
-po::variables_map parse_options(const std::vector<std::string>& args,
+po::variables_map parse_command(const std::vector<std::string>& args,
                                 const po::options_description& options,
                                 const po::positional_options_description& positional,
                                 const std::string& command) {
-  po::variables_map vm;
-  try {
-    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    po::store(
-        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
-        vm);
-  } catch (const po::unknown_option& e) {
-    std::vector<std::string> names;
-    for (const auto& option : options.options())
-      names.push_back("--" + option->long_name());
-    const auto near = nearest(e.get_option_name(), names);
-    throw InputError("", 0, e.get_option_name(),
-                     "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) +
-                         "; see infersim " + command + " --help");
-  } catch (const po::too_many_positional_options_error&) {
-    throw InputError("", 0, "",
-                     "unexpected positional argument; see infersim " + command + " --help");
-  } catch (const po::multiple_occurrences& e) {
-    throw InputError("", 0,
-                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
-                     "given more than once");
-  } catch (const po::error& e) {
-    throw InputError("", 0, "", std::string(e.what()) + "; see infersim " + command + " --help");
-  }
-  return vm;
+  return parse_options(
+      args, options, positional,
+      {command, "unexpected positional argument; see infersim " + command + " --help", ""});
 }
 
 std::string text_of(const po::variables_map& vm, const char* name) {
@@ -411,7 +391,7 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
       "shard", po::value<std::string>(), "K/N: run the points whose index modulo N is K-1");
   add_jobs_option(options);
   add_run_options(options);
-  const po::variables_map vm = parse_options(args, options, {}, "sweep");
+  const po::variables_map vm = parse_command(args, options, {}, "sweep");
   if (vm.count("help")) {
     out << kSweepUsage << '\n' << options;
     return 0;
@@ -502,7 +482,7 @@ int run_merge_command(const std::vector<std::string>& args, std::ostream& out, s
       "part", po::value<std::vector<std::string>>(), "a shard's folder (positional, repeatable)");
   po::positional_options_description positional;
   positional.add("part", -1);
-  const po::variables_map vm = parse_options(args, options, positional, "merge");
+  const po::variables_map vm = parse_command(args, options, positional, "merge");
   if (vm.count("help")) {
     out << kMergeUsage << '\n' << options;
     return 0;
@@ -566,7 +546,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       "modes", po::value<std::string>(), "recorded, synthetic or both (recorded,synthetic)");
   add_jobs_option(options);
   add_run_options(options);
-  const po::variables_map vm = parse_options(args, options, {}, "capacity");
+  const po::variables_map vm = parse_command(args, options, {}, "capacity");
   if (vm.count("help")) {
     out << kCapacityUsage << '\n' << options;
     return 0;

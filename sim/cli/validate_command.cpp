@@ -2,6 +2,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/option_parsing.hpp"
+
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -83,13 +85,6 @@ std::vector<unsigned> parse_cores(const std::string& text) {
   return cores;
 }
 
-std::vector<std::string> flag_names(const po::options_description& options) {
-  std::vector<std::string> names;
-  for (const auto& option : options.options())
-    names.push_back("--" + option->long_name());
-  return names;
-}
-
 // The table's columns and their widths in characters; the model's name is
 // aligned left, every other cell right.
 struct Column {
@@ -157,22 +152,7 @@ int run_validate_command(const std::vector<std::string>& args, std::ostream& out
       "utilizations rho, comma-separated, each 0 < rho < 1 (0.5,0.8,0.95)")(
       "cores", po::value<std::string>(), "server cores of the M/M/c cases (1,8,32)");
 
-  po::variables_map vm;
-  try {
-    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(args).options(options).style(style).run(), vm);
-  } catch (const po::unknown_option& e) {
-    const auto near = nearest(e.get_option_name(), flag_names(options));
-    throw InputError("", 0, e.get_option_name(),
-                     "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) +
-                         "; see infersim validate --help");
-  } catch (const po::multiple_occurrences& e) {
-    throw InputError("", 0,
-                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
-                     "given more than once");
-  } catch (const po::error& e) {
-    throw InputError("", 0, "", std::string(e.what()) + "; see infersim validate --help");
-  }
+  const po::variables_map vm = parse_options(args, options, {}, {"validate", "", ""});
   if (vm.count("help")) {
     out << kUsage
         << "\nRuns the engine and the edge server on generated M/M/c and M/D/1 workloads\n"

@@ -1,0 +1,42 @@
+#include "cli/option_parsing.hpp"
+
+#include "core/input_error.hpp"
+#include "scenario/settings.hpp"
+
+namespace infersim {
+namespace po = boost::program_options;
+
+po::variables_map parse_options(const std::vector<std::string>& args,
+                                const po::options_description& options,
+                                const po::positional_options_description& positional,
+                                const ParseMessages& messages) {
+  const std::string see = "; see infersim " + messages.command + " --help";
+  po::variables_map vm;
+  try {
+    // No guessing of abbreviations: an unknown option suggests the nearest instead.
+    const int style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(args).options(options).positional(positional).style(style).run(),
+        vm);
+  } catch (const po::unknown_option& e) {
+    std::vector<std::string> names;
+    for (const auto& option : options.options())
+      names.push_back("--" + option->long_name());
+    const auto near = nearest(e.get_option_name(), names);
+    throw InputError(
+        "", 0, e.get_option_name(),
+        "unknown option" + (near ? " (did you mean " + *near + "?)" : std::string()) + see);
+  } catch (const po::too_many_positional_options_error& e) {
+    throw InputError("", 0, "",
+                     messages.too_many.empty() ? std::string(e.what()) + see : messages.too_many);
+  } catch (const po::multiple_occurrences& e) {
+    throw InputError("", 0,
+                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
+                     "given more than once" + messages.repeated);
+  } catch (const po::error& e) {
+    throw InputError("", 0, "", std::string(e.what()) + see);
+  }
+  return vm;
+}
+
+}  // namespace infersim
