@@ -8,6 +8,7 @@
 #include <vector>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -115,7 +116,14 @@ __attribute__((target("sha,sse4.1"))) void compress_sha_ni(std::uint32_t* state,
 }
 
 bool has_sha_ni() {
-  static const bool kHas = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  // CPUID leaf 7 EBX bit 29 (SHA), leaf 1 ECX bit 19 (SSE4.1); read directly,
+  // since not every compiler knows "sha" as a __builtin_cpu_supports name.
+  static const bool kHas = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19))) return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    return (b & (1u << 29)) != 0;
+  }();
   return kHas;
 }
 #endif

@@ -15,7 +15,8 @@ EdgeSimulation::EdgeSimulation(const std::vector<Task>& tasks, DeviceFleet& flee
 }
 
 void EdgeSimulation::run() {
-  outcomes_.assign(tasks_.size(), RequestOutcome{});
+  in_flight_.clear();
+  free_slots_.clear();
   if (!tasks_.empty()) engine_.schedule_at(tasks_.front().arrival, Phase::kArrival, kIssue, 0);
   engine_.run([this](const Event& e) {
     if (e.kind == kIssue) {
@@ -28,7 +29,15 @@ void EdgeSimulation::run() {
 
 void EdgeSimulation::issue(std::uint64_t k) {
   const Task& task = tasks_[k];
-  RequestOutcome& o = outcomes_[k];
+  std::uint64_t slot = in_flight_.size();
+  if (free_slots_.empty()) {
+    in_flight_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  in_flight_[slot].id = k;
+  RequestOutcome& o = in_flight_[slot].outcome;
   o.device = fleet_.issue(k);
   o.server_arrival = task.arrival + network_.transfer(task.request_bits);
   const CoreAssignment a = server_.assign(o.server_arrival, task.exec);
@@ -39,14 +48,16 @@ void EdgeSimulation::issue(std::uint64_t k) {
   o.first_token = a.start + task.first_token + network_.latency();
   for (RequestObserver* observer : observers_)
     observer->on_issued(k, task, o);
-  engine_.schedule_at(o.response, Phase::kDeparture, kResponse, k);
+  engine_.schedule_at(o.response, Phase::kDeparture, kResponse, slot);
   if (k + 1 < tasks_.size())
     engine_.schedule_at(tasks_[k + 1].arrival, Phase::kArrival, kIssue, k + 1);
 }
 
-void EdgeSimulation::respond(std::uint64_t k) {
+void EdgeSimulation::respond(std::uint64_t slot) {
+  const InFlight& done = in_flight_[slot];
   for (RequestObserver* observer : observers_)
-    observer->on_completed(k, tasks_[k], outcomes_[k]);
+    observer->on_completed(done.id, tasks_[done.id], done.outcome);
+  free_slots_.push_back(slot);
 }
 
 }  // namespace infersim

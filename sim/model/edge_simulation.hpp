@@ -28,14 +28,22 @@ class EdgeSimulation {
  private:
   enum Kind : std::uint32_t { kIssue = 0, kResponse = 1 };
   void issue(std::uint64_t k);
-  void respond(std::uint64_t k);
+  void respond(std::uint64_t slot);
 
   const std::vector<Task>& tasks_;
   DeviceFleet& fleet_;
   const NetworkPath& network_;
   EdgeServer& server_;
   std::vector<RequestObserver*> observers_;
-  std::vector<RequestOutcome> outcomes_;
+  // The requests in flight, each in a slot from issue to response (a
+  // response event's subject is its slot), so the memory held follows the
+  // requests in flight, not the whole run.
+  struct InFlight {
+    std::uint64_t id = 0;
+    RequestOutcome outcome;
+  };
+  std::vector<InFlight> in_flight_;
+  std::vector<std::uint64_t> free_slots_;
   Engine<BinaryHeapQueue> engine_;
 };
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include "core/large_array.hpp"
 
 #include "report/number_format.hpp"
 
@@ -37,14 +41,23 @@ std::optional<double> sorted_percentile(const std::vector<double>& sorted, doubl
   const double index = static_cast<double>(sorted.size() - 1) * q;
   const auto below = static_cast<std::size_t>(std::floor(index));
   const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  const double a = sorted[below];
-  if (above == below) return a;
-  const double b = sorted[above];
-  const double t = index - static_cast<double>(below);
-  // NumPy's _lerp, as `percentile` does it.
-  const double diff = b - a;
-  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+  if (above == below) return sorted[below];
+  return interpolate(sorted[below], sorted[above], index);
 }
+
+namespace {
+
+// sorted_percentile on sorted nanosecond counts, in seconds.
+double sorted_percentile_seconds(const std::vector<std::int64_t>& sorted, double q) {
+  const double index = static_cast<double>(sorted.size() - 1) * q;
+  const auto below = static_cast<std::size_t>(std::floor(index));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double a = Duration::ns(sorted[below]).seconds();
+  if (above == below) return a;
+  return interpolate(a, Duration::ns(sorted[above]).seconds(), index);
+}
+
+}  // namespace
 
 std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals) {
   // +1 at each start, -1 at each end; at equal times -1 sorts first.
@@ -66,9 +79,8 @@ std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> interval
 
 ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_requests)
     : knobs_(std::move(knobs)) {
-  for (auto* v : {&ttft_s_, &tpot_s_, &e2el_s_, &wait_s_})
-    v->reserve(expected_requests);
-  in_flight_.reserve(expected_requests);
+  samples_.reserve(expected_requests);
+  reserve_large(tpot_s_, expected_requests);
 }
 
 void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
@@ -76,12 +88,10 @@ void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOut
   const Duration e2el = o.response - task.arrival;
   const Duration wait = o.wait();
   ++n_;
-  ttft_ns_ += ttft.count_ns();
-  e2el_ns_ += e2el.count_ns();
-  wait_ns_ += wait.count_ns();
-  ttft_s_.push_back(ttft.seconds());
-  e2el_s_.push_back(e2el.seconds());
-  wait_s_.push_back(wait.seconds());
+  ttft_total_ns_ += ttft.count_ns();
+  e2el_total_ns_ += e2el.count_ns();
+  wait_total_ns_ += wait.count_ns();
+  samples_.add(e2el, ttft, wait);
   const double decode_ns = static_cast<double>((o.response - o.first_token).count_ns());
   if (task.generated_tokens > 1) {
     const double tpot_s = decode_ns / 1e9 / (task.generated_tokens - 1);
@@ -92,8 +102,24 @@ void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOut
   output_tokens_ += task.generated_tokens;
   if (!first_arrival_ || task.arrival < *first_arrival_) first_arrival_ = task.arrival;
   last_response_ = std::max(last_response_, o.response);
-  in_flight_.emplace_back(task.arrival, o.response);
-  sorted_ = false;
+  // Requests whose response came by this arrival are no longer in flight
+  // (at equal times a request ends before another begins); one whose response
+  // is its arrival never is.
+  if (task.arrival < last_arrival_) {
+    throw std::logic_error("ServingMetrics: requests not in arrival order");
+  }
+  last_arrival_ = task.arrival;
+  const std::greater<> later;
+  while (!in_flight_.empty() && in_flight_.front() <= task.arrival.count_ns()) {
+    std::pop_heap(in_flight_.begin(), in_flight_.end(), later);
+    in_flight_.pop_back();
+  }
+  if (o.response > task.arrival) {
+    in_flight_.push_back(o.response.count_ns());
+    std::push_heap(in_flight_.begin(), in_flight_.end(), later);
+    peak_in_flight_ = std::max<std::uint64_t>(peak_in_flight_, in_flight_.size());
+  }
+  cdf_sorted_ = false;
 
   if (knobs_.goodput) {
     const GoodputBounds& g = *knobs_.goodput;
@@ -107,32 +133,38 @@ void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOut
   }
 }
 
-void ServingMetrics::sort_once() {
-  if (sorted_) return;
-  for (auto* v : {&ttft_s_, &tpot_s_, &e2el_s_, &wait_s_})
-    std::sort(v->begin(), v->end());
-  sorted_ = true;
+void ServingMetrics::sort_for_cdf() {
+  if (cdf_sorted_) return;
+  std::vector<std::int64_t> scratch;
+  radix_sort(samples_.wait_ns, scratch);
+  radix_sort(samples_.ttft_ns, scratch);
+  cdf_sorted_ = true;
 }
 
 void ServingMetrics::append_to(Summary& summary) {
-  sort_once();
   auto add = [&](const std::string& key, std::optional<double> value, bool integer = false) {
     if (!has_key(summary, key)) summary.add(key, value, integer);
   };
+  // Selection, not a sort; the CDF's sorted arrays are read as they are.
+  auto nth = [&](std::vector<std::int64_t>& ns, double q) -> std::optional<double> {
+    if (ns.empty()) return std::nullopt;
+    const bool sorted = cdf_sorted_ && (&ns == &samples_.wait_ns || &ns == &samples_.ttft_ns);
+    return sorted ? sorted_percentile_seconds(ns, q) : percentile_seconds(ns, q);
+  };
   auto distribution = [&](const std::string& metric, std::optional<double> mean,
-                          const std::vector<double>& sorted) {
+                          std::vector<std::int64_t>& ns) {
     add(metric + "_mean_s", mean);
     for (const double p : knobs_.percentiles)
-      add(percentile_key(metric, p), sorted_percentile(sorted, p / 100));
+      add(percentile_key(metric, p), nth(ns, p / 100));
   };
-  distribution("ttft", mean_s(ttft_ns_, n_), ttft_s_);
-  distribution("tpot",
-               tpot_s_.empty()
-                   ? std::nullopt
-                   : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_s_.size())),
-               tpot_s_);
-  distribution("e2el", mean_s(e2el_ns_, n_), e2el_s_);
-  distribution("wait", mean_s(wait_ns_, n_), wait_s_);
+  distribution("ttft", mean_s(ttft_total_ns_, n_), samples_.ttft_ns);
+  add("tpot_mean_s", tpot_s_.empty() ? std::nullopt
+                                     : std::optional<double>(tpot_sum_s_ /
+                                                             static_cast<double>(tpot_s_.size())));
+  for (const double p : knobs_.percentiles)
+    add(percentile_key("tpot", p), percentile(tpot_s_, p / 100));
+  distribution("e2el", mean_s(e2el_total_ns_, n_), samples_.e2el_ns);
+  distribution("wait", mean_s(wait_total_ns_, n_), samples_.wait_ns);
 
   std::optional<double> duration_s;
   if (first_arrival_ && last_response_ > *first_arrival_) {
@@ -148,7 +180,7 @@ void ServingMetrics::append_to(Summary& summary) {
   add("request_throughput_rps", per_s(static_cast<double>(n_)));
   add("output_throughput_tps", per_s(output_tokens_));
   add("total_token_throughput_tps", per_s(input_tokens_ + output_tokens_));
-  add("max_concurrent_requests", static_cast<double>(peak_concurrency(in_flight_)), true);
+  add("max_concurrent_requests", static_cast<double>(peak_in_flight_), true);
   if (knobs_.goodput) {
     add("good_requests", static_cast<double>(good_), true);
     add("good_request_fraction",
@@ -159,14 +191,15 @@ void ServingMetrics::append_to(Summary& summary) {
 }
 
 LatencyCdf ServingMetrics::cdf(std::size_t max_points) {
-  sort_once();
   LatencyCdf out;
+  if (n_ == 0) return out;
+  sort_for_cdf();
   const std::size_t points = std::min<std::size_t>(n_, std::max<std::size_t>(max_points, 2));
   for (std::size_t i = 0; i < points; ++i) {
     const double q = points == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(points - 1);
     out.fraction.push_back(q);
-    out.wait_s.push_back(*sorted_percentile(wait_s_, q));
-    out.ttft_s.push_back(*sorted_percentile(ttft_s_, q));
+    out.wait_s.push_back(sorted_percentile_seconds(samples_.wait_ns, q));
+    out.ttft_s.push_back(sorted_percentile_seconds(samples_.ttft_ns, q));
   }
   return out;
 }

@@ -59,7 +59,9 @@ std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> interval
 //   (vLLM's, from the first request sent to the last one finished); the
 //   throughputs divide by it;
 // - goodput counts the requests meeting every bound; a request with one
-//   generated token or none meets any TPOT bound (vLLM counts its TPOT as 0).
+//   generated token or none meets any TPOT bound (vLLM counts its TPOT as 0);
+// - peak concurrency is counted as requests come, so on_issued must be called
+//   in non-decreasing arrival order (as EdgeSimulation does).
 class ServingMetrics : public RequestObserver {
  public:
   explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0);
@@ -72,25 +74,31 @@ class ServingMetrics : public RequestObserver {
   // Up to `max_points` evenly spaced fractions from 0 to 1 (every request's
   // value when there are fewer requests). Call after append_to or alone.
   LatencyCdf cdf(std::size_t max_points = 1001);
+  // Every request's E2E latency, TTFT and wait (SummaryCollector can read them).
+  LatencySamples& samples() { return samples_; }
 
  private:
   __extension__ using Int128 = __int128;
-  void sort_once();
+  void sort_for_cdf();
 
   ServingMetricsKnobs knobs_;
   std::uint64_t n_ = 0;
   std::uint64_t good_ = 0;
-  Int128 ttft_ns_ = 0;
-  Int128 e2el_ns_ = 0;
-  Int128 wait_ns_ = 0;
+  Int128 ttft_total_ns_ = 0;
+  Int128 e2el_total_ns_ = 0;
+  Int128 wait_total_ns_ = 0;
   double tpot_sum_s_ = 0;
   double input_tokens_ = 0;
   double output_tokens_ = 0;
   std::optional<SimTime> first_arrival_;
   SimTime last_response_;
-  std::vector<double> ttft_s_, tpot_s_, e2el_s_, wait_s_;
-  std::vector<std::pair<SimTime, SimTime>> in_flight_;  // [arrival, response)
-  bool sorted_ = false;
+  LatencySamples samples_;
+  std::vector<double> tpot_s_;
+  // Responses of the requests in flight, a min-heap; its largest size.
+  std::vector<std::int64_t> in_flight_;
+  std::uint64_t peak_in_flight_ = 0;
+  SimTime last_arrival_;
+  bool cdf_sorted_ = false;  // wait and ttft sorted for the CDF
 };
 
 }  // namespace infersim

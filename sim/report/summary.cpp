@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/large_array.hpp"
+
 namespace infersim {
 namespace {
 
@@ -26,28 +28,49 @@ std::optional<double> Summary::get(const std::string& key) const {
   throw std::out_of_range("no summary figure named '" + key + "'");
 }
 
-std::optional<double> percentile(std::vector<double>& values, double q) {
+double interpolate(double below, double above, double index) {
+  const double t = index - std::floor(index);
+  // NumPy's _lerp, including its switch to the upper end for t >= 0.5.
+  const double diff = above - below;
+  return t >= 0.5 ? above - diff * (1 - t) : below + diff * t;
+}
+
+namespace {
+
+template <class T, class ToDouble>
+std::optional<double> select_percentile(std::vector<T>& values, double q, ToDouble to_double) {
   if (values.empty()) return std::nullopt;
   const double index = static_cast<double>(values.size() - 1) * q;
   const auto below = static_cast<std::size_t>(std::floor(index));
   const std::size_t above = std::min(below + 1, values.size() - 1);
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below),
                    values.end());
-  const double a = values[below];
+  const double a = to_double(values[below]);
   if (above == below) return a;
   // The element just above `below` is the smallest of the upper part.
-  const double b =
-      *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(above), values.end());
-  const double t = index - static_cast<double>(below);
-  // NumPy's _lerp, including its switch to the upper end for t >= 0.5.
-  const double diff = b - a;
-  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+  const double b = to_double(
+      *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(above), values.end()));
+  return interpolate(a, b, index);
 }
 
-SummaryCollector::SummaryCollector(std::size_t expected_requests) {
-  makespan_s_.reserve(expected_requests);
-  ttft_s_.reserve(expected_requests);
-  wait_s_.reserve(expected_requests);
+}  // namespace
+
+std::optional<double> percentile(std::vector<double>& values, double q) {
+  return select_percentile(values, q, [](double v) { return v; });
+}
+
+std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q) {
+  return select_percentile(ns, q, [](std::int64_t v) { return Duration::ns(v).seconds(); });
+}
+
+void LatencySamples::reserve(std::size_t requests) {
+  for (auto* v : {&e2el_ns, &ttft_ns, &wait_ns})
+    reserve_large(*v, requests);
+}
+
+SummaryCollector::SummaryCollector(std::size_t expected_requests, LatencySamples* shared)
+    : samples_(shared != nullptr ? shared : &own_), fills_samples_(shared == nullptr) {
+  if (fills_samples_) own_.reserve(expected_requests);
 }
 
 void SummaryCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
@@ -64,9 +87,7 @@ void SummaryCollector::on_issued(std::uint64_t, const Task& task, const RequestO
   request_bits_ += task.request_bits;
   result_bits_ += task.result_bits;
   last_response_ = std::max(last_response_, o.response);
-  makespan_s_.push_back(makespan.seconds());
-  ttft_s_.push_back((o.first_token - task.arrival).seconds());
-  wait_s_.push_back(wait.seconds());
+  if (fills_samples_) own_.add(makespan, o.first_token - task.arrival, wait);
 }
 
 Summary SummaryCollector::summarize(const RunFacts& facts) {
@@ -91,14 +112,14 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   s.add("avg_wait_s", average(waiting_s, n));
   s.add("avg_makespan_ok_s", average(ns_to_s(makespan_ok_ns_), static_cast<double>(met_)));
   s.add("avg_budget_s", average(ns_to_s(budget_ns_), n));
-  s.add("makespan_p50_s", percentile(makespan_s_, 0.50));
-  s.add("makespan_p90_s", percentile(makespan_s_, 0.90));
-  s.add("makespan_p99_s", percentile(makespan_s_, 0.99));
-  s.add("ttft_p50_s", percentile(ttft_s_, 0.50));
-  s.add("ttft_p90_s", percentile(ttft_s_, 0.90));
-  s.add("ttft_p99_s", percentile(ttft_s_, 0.99));
-  s.add("wait_p50_s", percentile(wait_s_, 0.50));
-  s.add("wait_p99_s", percentile(wait_s_, 0.99));
+  s.add("makespan_p50_s", percentile_seconds(samples_->e2el_ns, 0.50));
+  s.add("makespan_p90_s", percentile_seconds(samples_->e2el_ns, 0.90));
+  s.add("makespan_p99_s", percentile_seconds(samples_->e2el_ns, 0.99));
+  s.add("ttft_p50_s", percentile_seconds(samples_->ttft_ns, 0.50));
+  s.add("ttft_p90_s", percentile_seconds(samples_->ttft_ns, 0.90));
+  s.add("ttft_p99_s", percentile_seconds(samples_->ttft_ns, 0.99));
+  s.add("wait_p50_s", percentile_seconds(samples_->wait_ns, 0.50));
+  s.add("wait_p99_s", percentile_seconds(samples_->wait_ns, 0.99));
   s.add("utilization", core_time > 0
                            ? std::optional<double>(static_cast<double>(exec_ns_) / core_time)
                            : std::nullopt);

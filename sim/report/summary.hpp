@@ -33,12 +33,35 @@ class Summary {
 // Percentile q in [0, 1] of the values, by linear interpolation at (n-1)*q
 // exactly as NumPy's default does it. Reorders `values`. None when empty.
 std::optional<double> percentile(std::vector<double>& values, double q);
+// The same percentile of nanosecond counts, in seconds: equal to `percentile`
+// over each count converted by Duration::seconds (the conversion keeps the
+// order). Selects rather than sorts; reorders `ns`.
+std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q);
+// NumPy's default interpolation between the values at floor((n-1)q) and the
+// next index, as `percentile` does it.
+double interpolate(double below, double above, double index);
+
+// Every request's latencies as nanosecond counts, for exact percentiles: the
+// makespan (E2E latency), the time to first token and the wait. Kept once a
+// run; the summary and the serving figures read the same arrays.
+struct LatencySamples {
+  std::vector<std::int64_t> e2el_ns, ttft_ns, wait_ns;
+  void reserve(std::size_t requests);
+  void add(Duration e2el, Duration ttft, Duration wait) {
+    e2el_ns.push_back(e2el.count_ns());
+    ttft_ns.push_back(ttft.count_ns());
+    wait_ns.push_back(wait.count_ns());
+  }
+};
 
 // Listens to the edge model and accumulates, in request id order, what the
-// summary needs.
+// summary needs. Keeps its own latency samples, or, given `shared`, reads
+// those another observer fills with the same requests (ServingMetrics does).
 class SummaryCollector : public RequestObserver {
  public:
-  explicit SummaryCollector(std::size_t expected_requests = 0);
+  explicit SummaryCollector(std::size_t expected_requests = 0, LatencySamples* shared = nullptr);
+  SummaryCollector(const SummaryCollector&) = delete;
+  SummaryCollector& operator=(const SummaryCollector&) = delete;
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
   void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
 
@@ -61,7 +84,9 @@ class SummaryCollector : public RequestObserver {
   double request_bits_ = 0;
   double result_bits_ = 0;
   SimTime last_response_;
-  std::vector<double> makespan_s_, ttft_s_, wait_s_;
+  LatencySamples own_;
+  LatencySamples* samples_;  // &own_ or the shared ones
+  bool fills_samples_;
 };
 
 }  // namespace infersim

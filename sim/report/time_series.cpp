@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/input_error.hpp"
+#include "core/large_array.hpp"
 #include "report/number_format.hpp"
 #include "report/summary.hpp"
 
@@ -31,17 +32,17 @@ class SliceGrid {
   std::size_t count_;
 };
 
-// A count that steps up at each interval's start and down at its end, swept
-// over the slices: its integral (count x ns) and its largest value in each.
-// At equal times the ends come first, so an interval [t, t) never counts.
+// A count that steps up at each of `ups` and down at each of `downs` (both
+// sorted), swept over the slices: its integral (count x ns) and its largest
+// value in each. At equal times the downs come first, so an interval [t, t)
+// never counts.
 struct Level {
   std::vector<Int128> integral_ns;
   std::vector<std::uint64_t> peak;
 };
 
-Level sweep(std::vector<std::pair<std::int64_t, int>> events, const SliceGrid& grid,
-            std::int64_t end_ns) {
-  std::sort(events.begin(), events.end());
+Level sweep(const std::vector<std::int64_t>& ups, const std::vector<std::int64_t>& downs,
+            const SliceGrid& grid, std::int64_t end_ns) {
   Level out{std::vector<Int128>(grid.count(), 0), std::vector<std::uint64_t>(grid.count(), 0)};
   std::int64_t level = 0;
   std::int64_t t = 0;
@@ -54,11 +55,16 @@ Level sweep(std::vector<std::pair<std::int64_t, int>> events, const SliceGrid& g
       t = upto;
     }
   };
-  for (std::size_t i = 0; i < events.size();) {
-    const std::int64_t time = events[i].first;
+  std::size_t u = 0, d = 0;
+  while (u < ups.size() || d < downs.size()) {
+    const std::int64_t time = d < downs.size() && (u == ups.size() || downs[d] <= ups[u])
+                                  ? downs[d]
+                                  : ups[u];
     hold_until(time);
-    for (; i < events.size() && events[i].first == time; ++i)
-      level += events[i].second;
+    for (; d < downs.size() && downs[d] == time; ++d)
+      --level;
+    for (; u < ups.size() && ups[u] == time; ++u)
+      ++level;
     const std::size_t k = grid.of(time);
     out.peak[k] =
         std::max(out.peak[k], static_cast<std::uint64_t>(std::max<std::int64_t>(level, 0)));
@@ -67,73 +73,117 @@ Level sweep(std::vector<std::pair<std::int64_t, int>> events, const SliceGrid& g
   return out;
 }
 
+// Slice index t / S, at most kMaxSlices (the tallies past it fold into the
+// last slice, or the run has too many slices and is refused).
+std::size_t raw_slice(SimTime t, Duration slice) {
+  if (t.count_ns() <= 0 || slice.count_ns() <= 0) return 0;
+  return static_cast<std::size_t>(
+      std::min<std::int64_t>(t.count_ns() / slice.count_ns(), kMaxSlices));
+}
+
 }  // namespace
 
-TimeSeriesCollector::TimeSeriesCollector(std::size_t expected_requests) {
-  requests_.reserve(expected_requests);
+TimeSeriesCollector::TimeSeriesCollector(Duration slice, std::size_t expected_requests)
+    : slice_(slice) {
+  for (auto* v : {&server_arrival_ns_, &start_ns_, &finish_ns_})
+    reserve_large(*v, expected_requests);
+}
+
+TimeSeriesCollector::Tally& TimeSeriesCollector::tally_at(SimTime t) {
+  const std::size_t k = raw_slice(t, slice_);
+  if (k >= tallies_.size()) tallies_.resize(std::max(k + 1, 2 * tallies_.size()));
+  return tallies_[k];
 }
 
 void TimeSeriesCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
-  requests_.push_back(Request{task.arrival, o.server_arrival, o.start, o.finish, o.response,
-                              o.response - task.arrival > task.budget, task.request_bits,
-                              task.result_bits});
+  Tally& arrived = tally_at(task.arrival);
+  ++arrived.arrivals;
+  arrived.request_bits += task.request_bits;
+  arrived.result_bits += task.result_bits;
+  Tally& answered = tally_at(o.response);
+  ++answered.completions;
+  answered.misses += o.response - task.arrival > task.budget;
+  last_response_ = std::max(last_response_, o.response);
+  server_arrival_ns_.push_back(o.server_arrival.count_ns());
+  start_ns_.push_back(o.start.count_ns());
+  finish_ns_.push_back(o.finish.count_ns());
 }
 
-TimeSeries TimeSeriesCollector::compute(Duration slice, SimTime run_length, unsigned cores,
+TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
                                         const EnergyModel& energy) const {
   const std::string label = "report.slice_duration_s";
-  if (slice.count_ns() <= 0) throw InputError("", 0, label, "must be greater than 0");
-  SimTime end = run_length;
-  for (const Request& r : requests_)
-    end = std::max(end, r.response);
+  if (slice_.count_ns() <= 0) throw InputError("", 0, label, "must be greater than 0");
+  const SimTime end = std::max(run_length, last_response_);
   const std::int64_t end_ns = std::max<std::int64_t>(end.count_ns(), 0);
-  const std::int64_t s = slice.count_ns();
+  const std::int64_t s = slice_.count_ns();
   const std::uint64_t count =
       std::max<std::uint64_t>(1, static_cast<std::uint64_t>(end_ns / s + (end_ns % s != 0)));
   if (count > kMaxSlices) {
     throw InputError("", 0, label,
-                     shortest(slice.seconds()) + " s makes " + std::to_string(count) +
+                     shortest(slice_.seconds()) + " s makes " + std::to_string(count) +
                          " slices of a run of " + shortest(end.seconds()) + " s; at most " +
                          std::to_string(kMaxSlices));
   }
   const SliceGrid grid(s, end_ns, count);
-
   TimeSeries series;
-  series.slice = slice;
+  series.slice = slice_;
   series.slices.resize(count);
   std::vector<double> request_bits(count, 0), result_bits(count, 0);
-  std::vector<std::pair<std::int64_t, int>> queue, busy;
-  queue.reserve(2 * requests_.size());
-  busy.reserve(2 * requests_.size());
-  std::vector<std::size_t> starting(count + 1, 0);  // requests starting in each slice, then offsets
-  for (const Request& r : requests_) {
-    const std::size_t a = grid.of(r.arrival.count_ns());
-    ++series.slices[a].arrivals;
-    request_bits[a] += r.request_bits;
-    result_bits[a] += r.result_bits;
-    const std::size_t d = grid.of(r.response.count_ns());
-    ++series.slices[d].completions;
-    series.slices[d].deadline_misses += r.missed;
-    queue.emplace_back(r.server_arrival.count_ns(), +1);
-    queue.emplace_back(r.start.count_ns(), -1);
-    busy.emplace_back(r.start.count_ns(), +1);
-    busy.emplace_back(r.finish.count_ns(), -1);
-    ++starting[grid.of(r.start.count_ns()) + 1];
+  // Tallies past the last slice belong to it (what happens at `end` exactly);
+  // the bits are added in slice order, as the requests' own order had them.
+  for (std::size_t k = 0; k < tallies_.size(); ++k) {
+    const std::size_t into = std::min<std::size_t>(k, count - 1);
+    TimeSlice& out = series.slices[into];
+    out.arrivals += tallies_[k].arrivals;
+    out.completions += tallies_[k].completions;
+    out.deadline_misses += tallies_[k].misses;
+    if (k < count) {
+      request_bits[into] = tallies_[k].request_bits;
+      result_bits[into] = tallies_[k].result_bits;
+    } else {
+      request_bits[into] += tallies_[k].request_bits;
+      result_bits[into] += tallies_[k].result_bits;
+    }
   }
-  const Level queued = sweep(std::move(queue), grid, end_ns);
-  const Level running = sweep(std::move(busy), grid, end_ns);
 
+  const std::size_t n = start_ns_.size();
   // Waits grouped by the slice their request starts in (a counting sort).
+  std::vector<std::size_t> starting(count + 1, 0);
+  for (const std::int64_t start : start_ns_)
+    ++starting[grid.of(start) + 1];
   for (std::size_t k = 0; k < count; ++k)
     starting[k + 1] += starting[k];
-  std::vector<double> waits(requests_.size());
+  std::vector<std::optional<double>> wait_p99(count);
   {
+    std::vector<double> waits(n);
     std::vector<std::size_t> next(starting.begin(), starting.end() - 1);
-    for (const Request& r : requests_)
-      waits[next[grid.of(r.start.count_ns())]++] = (r.start - r.server_arrival).seconds();
+    for (std::size_t i = 0; i < n; ++i)
+      waits[next[grid.of(start_ns_[i])]++] = Duration::ns(start_ns_[i] - server_arrival_ns_[i]).seconds();
+    std::vector<double> in_slice;
+    for (std::size_t k = 0; k < count; ++k) {
+      in_slice.assign(waits.begin() + static_cast<std::ptrdiff_t>(starting[k]),
+                      waits.begin() + static_cast<std::ptrdiff_t>(starting[k + 1]));
+      wait_p99[k] = percentile(in_slice, 0.99);
+    }
   }
 
-  std::vector<double> in_slice;
+  // The queue holds a request over [server arrival, start); a core over
+  // [start, finish).
+  std::vector<std::int64_t> scratch;
+  std::vector<std::int64_t> starts = start_ns_;
+  radix_sort(starts, scratch);
+  Level queued, running;
+  {
+    std::vector<std::int64_t> arrivals = server_arrival_ns_;
+    radix_sort(arrivals, scratch);
+    queued = sweep(arrivals, starts, grid, end_ns);
+  }
+  {
+    std::vector<std::int64_t> finishes = finish_ns_;
+    radix_sort(finishes, scratch);
+    running = sweep(starts, finishes, grid, end_ns);
+  }
+
   for (std::size_t k = 0; k < count; ++k) {
     TimeSlice& out = series.slices[k];
     out.start = SimTime::ns(grid.start(k));
@@ -149,9 +199,7 @@ TimeSeries TimeSeriesCollector::compute(Duration slice, SimTime run_length, unsi
     out.queue_len_max = queued.peak[k];
     out.energy_wh = energy.energy_wh(SimTime::ns(length_ns), Duration::ns(busy_ns), cores,
                                      request_bits[k], result_bits[k]);
-    in_slice.assign(waits.begin() + static_cast<std::ptrdiff_t>(starting[k]),
-                    waits.begin() + static_cast<std::ptrdiff_t>(starting[k + 1]));
-    out.wait_p99_s = percentile(in_slice, 0.99);
+    out.wait_p99_s = wait_p99[k];
   }
   return series;
 }

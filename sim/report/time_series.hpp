@@ -41,29 +41,37 @@ struct TimeSeries {
 // At most this many slices a run; a finer slice is refused.
 inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 
+// Records, a request, what the slices need: its counts and radio bits go to
+// their slice at once; its server arrival, start and finish are kept (24 bytes
+// a request) for the queue and busy-core sweeps at the end. on_issued may come
+// in any order.
 class TimeSeriesCollector : public RequestObserver {
  public:
-  explicit TimeSeriesCollector(std::size_t expected_requests = 0);
-  // Records the request's instants; nothing else happens per request.
+  explicit TimeSeriesCollector(Duration slice, std::size_t expected_requests = 0);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
   void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
-
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
-  // report.slice_duration_s when `slice` is not positive or makes more than
+  // report.slice_duration_s when the slice is not positive or makes more than
   // kMaxSlices slices.
-  TimeSeries compute(Duration slice, SimTime run_length, unsigned cores,
-                     const EnergyModel& energy) const;
+  TimeSeries compute(SimTime run_length, unsigned cores, const EnergyModel& energy) const;
 
  private:
-  struct Request {
-    SimTime arrival, server_arrival, start, finish, response;
-    bool missed = false;
+  // What happened in slice k = t / S (the last one also holding every later
+  // one, up to kMaxSlices).
+  struct Tally {
+    std::uint64_t arrivals = 0;
+    std::uint64_t completions = 0;
+    std::uint64_t misses = 0;
     double request_bits = 0;
     double result_bits = 0;
   };
-  std::vector<Request> requests_;
+  Tally& tally_at(SimTime t);
+  Duration slice_;
+  std::vector<Tally> tallies_;
+  SimTime last_response_;
+  std::vector<std::int64_t> server_arrival_ns_, start_ns_, finish_ns_;
 };
 
 inline constexpr const char* kTimeSeriesCsvHeader =

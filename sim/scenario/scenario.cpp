@@ -54,9 +54,11 @@ ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task
   const NetworkPath network(settings.hops);
   EdgeServer server(settings.cores);
   const EnergyModel energy(settings.energy_knobs());
-  SummaryCollector collector(result.tasks.size());
   ServingMetrics serving(settings.serving_knobs(), result.tasks.size());
-  TimeSeriesCollector series(result.tasks.size());
+  // The summary's percentiles read the serving figures' samples: kept once.
+  SummaryCollector collector(result.tasks.size(), &serving.samples());
+  TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s),
+                             result.tasks.size());
   RequestLog log(keep_requests ? result.tasks.size() : 0);
 
   EdgeSimulation simulation(result.tasks, fleet, network, server);
@@ -70,8 +72,7 @@ ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task
   result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
   serving.append_to(result.summary);  // after OUTPUT.md's figures
   result.latency_cdf = serving.cdf();
-  result.time_series = series.compute(Duration::from_seconds(settings.slice_duration_s), run_length,
-                                      settings.cores, energy);
+  result.time_series = series.compute(run_length, settings.cores, energy);
   if (keep_requests) result.outcomes = log.release();
   return result;
 }

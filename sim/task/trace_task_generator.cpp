@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/large_array.hpp"
+
 namespace infersim {
 
 SimTime apply_resolution(SimTime t, Duration resolution) {
@@ -30,26 +32,34 @@ SimTime run_length_for(SimTime last_arrival) {
   return SimTime::ns(minutes * kMinute);
 }
 
+OffsetReplay::OffsetReplay(const ArrivalKnobs& knobs)
+    : knobs_(knobs), start_(knobs.start_offset ? knobs.start_offset->count_ns() : 0) {}
+
+std::optional<std::int64_t> OffsetReplay::next(std::int64_t offset) {
+  if ((knobs_.start_offset && offset < start_) ||
+      (knobs_.end_offset && offset > knobs_.end_offset->count_ns())) {
+    return std::nullopt;
+  }
+  if (knobs_.max_idle_gap && any_ && offset - previous_ > knobs_.max_idle_gap->count_ns()) {
+    shift_ += offset - previous_ - knobs_.max_idle_gap->count_ns();
+  }
+  previous_ = offset;
+  any_ = true;
+  return offset - start_ - shift_;
+}
+
 ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) {
   ReplayedOffsets out;
   out.offset_ns.reserve(trace.records.size());
   out.record.reserve(trace.records.size());
-  const std::int64_t start = knobs.start_offset ? knobs.start_offset->count_ns() : 0;
-  std::int64_t shift = 0;  // removed by the gap cap so far
-  std::int64_t previous = 0;
+  OffsetReplay replay(knobs);
   for (std::size_t k = 0; k < trace.records.size(); ++k) {
-    const std::int64_t offset = trace.records[k].offset_ns;
-    if ((knobs.start_offset && offset < start) ||
-        (knobs.end_offset && offset > knobs.end_offset->count_ns())) {
+    const std::optional<std::int64_t> offset = replay.next(trace.records[k].offset_ns);
+    if (!offset) {
       ++out.outside_window;
       continue;
     }
-    if (knobs.max_idle_gap && !out.record.empty() &&
-        offset - previous > knobs.max_idle_gap->count_ns()) {
-      shift += offset - previous - knobs.max_idle_gap->count_ns();
-    }
-    previous = offset;
-    out.offset_ns.push_back(offset - start - shift);
+    out.offset_ns.push_back(*offset);
     out.record.push_back(k);
   }
   return out;
@@ -57,23 +67,25 @@ ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) 
 
 GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
   GeneratedTasks out;
-  const ReplayedOffsets replayed = replayed_offsets(trace, arrival_);
-  out.outside_window = replayed.outside_window;
-  std::vector<SimTime> arrivals;
-  arrivals.reserve(replayed.offset_ns.size());
-  for (const std::int64_t offset : replayed.offset_ns) {
-    arrivals.push_back(arrival_for_offset(offset, arrival_));
-  }
-  const SimTime last = arrivals.empty() ? SimTime::zero() : arrivals.back();
-  out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
-  out.tasks.reserve(arrivals.size());
-  for (std::size_t i = 0; i < arrivals.size(); ++i) {
-    if (arrivals[i] > out.run_length) {
-      ++out.dropped;
+  reserve_large(out.tasks, trace.records.size());
+  // Arrivals never decrease along the trace, so the records arriving after
+  // the run's end are the last ones: every record becomes a task, and those
+  // are taken off at the end.
+  OffsetReplay replay(arrival_);
+  for (const TraceRecord& r : trace.records) {
+    const std::optional<std::int64_t> offset = replay.next(r.offset_ns);
+    if (!offset) {
+      ++out.outside_window;
       continue;
     }
-    const TraceRecord& r = trace.records[replayed.record[i]];
-    out.tasks.push_back(make_task(arrivals[i], r.context_tokens, r.generated_tokens, task_));
+    out.tasks.push_back(make_task(arrival_for_offset(*offset, arrival_), r.context_tokens,
+                                  r.generated_tokens, task_));
+  }
+  const SimTime last = out.tasks.empty() ? SimTime::zero() : out.tasks.back().arrival;
+  out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
+  while (!out.tasks.empty() && out.tasks.back().arrival > out.run_length) {
+    out.tasks.pop_back();
+    ++out.dropped;
   }
   return out;
 }

@@ -36,6 +36,21 @@ struct ReplayedOffsets {
 };
 ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs);
 
+// The window and the gap cap applied record by record, in trace order: the
+// replayed offset of each record, or none when the window leaves it out.
+class OffsetReplay {
+ public:
+  explicit OffsetReplay(const ArrivalKnobs& knobs);
+  std::optional<std::int64_t> next(std::int64_t offset_ns);
+
+ private:
+  const ArrivalKnobs& knobs_;
+  std::int64_t start_ = 0;
+  std::int64_t shift_ = 0;  // removed by the gap cap so far
+  std::int64_t previous_ = 0;
+  bool any_ = false;
+};
+
 // Section 3 steps 1 and 2 for one offset.
 SimTime arrival_for_offset(std::int64_t offset_ns, const ArrivalKnobs& knobs);
 // Section 3 step 2 alone: floor((t + R/2) / R) * R in integers.

@@ -51,9 +51,9 @@ class HandMade : public ::testing::Test {
  protected:
   void SetUp() override {
     feed(collector_, {{1, 2, 2, 12, 13}, {3, 4, 12, 22, 23}, {5, 6, 22, 24, 25}});
-    series_ = collector_.compute(Duration::from_seconds(10), at(30), 1, energy_);
+    series_ = collector_.compute(at(30), 1, energy_);
   }
-  TimeSeriesCollector collector_;
+  TimeSeriesCollector collector_{Duration::from_seconds(10)};
   const EnergyModel energy_{EnergyKnobs{}};
   TimeSeries series_;
 };
@@ -121,9 +121,9 @@ TEST_F(HandMade, CsvHasAHeaderAndARowASlice) {
 }
 
 TEST(TimeSeries, ASliceWithoutStartsHasNoWaitPercentile) {
-  TimeSeriesCollector c;
+  TimeSeriesCollector c(Duration::from_seconds(1));
   feed(c, {{1, 1, 1, 2, 3}});
-  const TimeSeries t = c.compute(Duration::from_seconds(1), at(5), 2, EnergyModel(EnergyKnobs{}));
+  const TimeSeries t = c.compute(at(5), 2, EnergyModel(EnergyKnobs{}));
   ASSERT_EQ(t.slices.size(), 5u);
   EXPECT_TRUE(t.slices[1].wait_p99_s.has_value());
   EXPECT_FALSE(t.slices[2].wait_p99_s.has_value());
@@ -131,24 +131,24 @@ TEST(TimeSeries, ASliceWithoutStartsHasNoWaitPercentile) {
 }
 
 TEST(TimeSeries, AnInstantInTheQueueDoesNotCount) {
-  TimeSeriesCollector c;
+  TimeSeriesCollector c(Duration::from_seconds(10));
   feed(c, {{0, 2, 2, 3, 4}, {0, 2, 2, 3, 4}});  // reach the server and start at once
-  const TimeSeries t = c.compute(Duration::from_seconds(10), at(10), 2, EnergyModel(EnergyKnobs{}));
+  const TimeSeries t = c.compute(at(10), 2, EnergyModel(EnergyKnobs{}));
   EXPECT_EQ(t.slices[0].queue_len_max, 0u);
   EXPECT_DOUBLE_EQ(*t.slices[0].queue_len_mean, 0);
   EXPECT_DOUBLE_EQ(*t.slices[0].busy_cores_mean, 0.2);
 }
 
 TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
-  TimeSeriesCollector c;
+  TimeSeriesCollector c(Duration::from_seconds(10));
   feed(c, {{0, 0, 0, 19, 20}});
   // The response at 20 s is the end: two slices, the last one [10, 20].
-  const TimeSeries even = c.compute(Duration::from_seconds(10), at(15), 1, EnergyModel({}));
+  const TimeSeries even = c.compute(at(15), 1, EnergyModel({}));
   ASSERT_EQ(even.slices.size(), 2u);
   EXPECT_EQ(even.slices[1].completions, 1u);
   EXPECT_EQ(even.slices[1].end, at(20));
   // A run of 25 s: the last slice is [20, 25], and its means use 5 s.
-  const TimeSeries partial = c.compute(Duration::from_seconds(10), at(25), 1, EnergyModel({}));
+  const TimeSeries partial = c.compute(at(25), 1, EnergyModel({}));
   ASSERT_EQ(partial.slices.size(), 3u);
   EXPECT_EQ(partial.slices[2].end, at(25));
   EXPECT_EQ(partial.slices[2].completions, 1u);
@@ -157,7 +157,7 @@ TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
 
 TEST(TimeSeries, AnEmptyRunOfNoLengthHasOneEmptySlice) {
   const TimeSeries t =
-      TimeSeriesCollector().compute(Duration::from_seconds(60), at(0), 8, EnergyModel({}));
+      TimeSeriesCollector(Duration::from_seconds(60)).compute(at(0), 8, EnergyModel({}));
   ASSERT_EQ(t.slices.size(), 1u);
   EXPECT_FALSE(t.slices[0].queue_len_mean.has_value());
   EXPECT_EQ(t.slices[0].energy_wh, 0);
@@ -165,7 +165,7 @@ TEST(TimeSeries, AnEmptyRunOfNoLengthHasOneEmptySlice) {
 
 TEST(TimeSeries, TooManySlicesAreRefused) {
   try {
-    TimeSeriesCollector().compute(Duration::ns(1), at(3600), 8, EnergyModel({}));
+    TimeSeriesCollector(Duration::ns(1)).compute(at(3600), 8, EnergyModel({}));
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("report.slice_duration_s"));
