@@ -4,11 +4,11 @@
 
 namespace infersim {
 
-EdgeSimulation::EdgeSimulation(const std::vector<Task>& tasks, DeviceFleet& fleet,
+EdgeSimulation::EdgeSimulation(const TaskList& tasks, DeviceFleet& fleet,
                                const NetworkPath& network, EdgeServer& server)
     : tasks_(tasks), fleet_(fleet), network_(network), server_(server) {
   for (std::size_t k = 1; k < tasks_.size(); ++k) {
-    if (tasks_[k].arrival < tasks_[k - 1].arrival) {
+    if (tasks_.arrival(k) < tasks_.arrival(k - 1)) {
       throw std::logic_error("EdgeSimulation: tasks are not in arrival order");
     }
   }
@@ -17,7 +17,7 @@ EdgeSimulation::EdgeSimulation(const std::vector<Task>& tasks, DeviceFleet& flee
 void EdgeSimulation::run() {
   in_flight_.clear();
   free_slots_.clear();
-  if (!tasks_.empty()) engine_.schedule_at(tasks_.front().arrival, Phase::kArrival, kIssue, 0);
+  if (!tasks_.empty()) engine_.schedule_at(tasks_.arrival(0), Phase::kArrival, kIssue, 0);
   engine_.run([this](const Event& e) {
     if (e.kind == kIssue) {
       issue(e.subject);
@@ -28,7 +28,6 @@ void EdgeSimulation::run() {
 }
 
 void EdgeSimulation::issue(std::uint64_t k) {
-  const Task& task = tasks_[k];
   std::uint64_t slot = in_flight_.size();
   if (free_slots_.empty()) {
     in_flight_.emplace_back();
@@ -37,6 +36,8 @@ void EdgeSimulation::issue(std::uint64_t k) {
     free_slots_.pop_back();
   }
   in_flight_[slot].id = k;
+  in_flight_[slot].task = tasks_[k];
+  const Task& task = in_flight_[slot].task;
   RequestOutcome& o = in_flight_[slot].outcome;
   o.device = fleet_.issue(k);
   o.server_arrival = task.arrival + network_.transfer(task.request_bits);
@@ -50,13 +51,13 @@ void EdgeSimulation::issue(std::uint64_t k) {
     observer->on_issued(k, task, o);
   engine_.schedule_at(o.response, Phase::kDeparture, kResponse, slot);
   if (k + 1 < tasks_.size())
-    engine_.schedule_at(tasks_[k + 1].arrival, Phase::kArrival, kIssue, k + 1);
+    engine_.schedule_at(tasks_.arrival(k + 1), Phase::kArrival, kIssue, k + 1);
 }
 
 void EdgeSimulation::respond(std::uint64_t slot) {
   const InFlight& done = in_flight_[slot];
   for (RequestObserver* observer : observers_)
-    observer->on_completed(done.id, tasks_[done.id], done.outcome);
+    observer->on_completed(done.id, done.task, done.outcome);
   free_slots_.push_back(slot);
 }
 

@@ -11,13 +11,14 @@
 #include "model/network_path.hpp"
 #include "model/request_observer.hpp"
 #include "task/task.hpp"
+#include "task/task_list.hpp"
 
 namespace infersim {
 
 class EdgeSimulation {
  public:
   // `tasks` must be in issue order (non-decreasing arrival) and outlive run().
-  EdgeSimulation(const std::vector<Task>& tasks, DeviceFleet& fleet, const NetworkPath& network,
+  EdgeSimulation(const TaskList& tasks, DeviceFleet& fleet, const NetworkPath& network,
                  EdgeServer& server);
 
   void add_observer(RequestObserver& observer) { observers_.push_back(&observer); }
@@ -30,7 +31,7 @@ class EdgeSimulation {
   void issue(std::uint64_t k);
   void respond(std::uint64_t slot);
 
-  const std::vector<Task>& tasks_;
+  const TaskList& tasks_;
   DeviceFleet& fleet_;
   const NetworkPath& network_;
   EdgeServer& server_;
@@ -40,6 +41,7 @@ class EdgeSimulation {
   // requests in flight, not the whole run.
   struct InFlight {
     std::uint64_t id = 0;
+    Task task;
     RequestOutcome outcome;
   };
   std::vector<InFlight> in_flight_;

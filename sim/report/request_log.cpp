@@ -12,14 +12,14 @@ void RequestLog::on_issued(std::uint64_t id, const Task&, const RequestOutcome& 
   outcomes_.push_back(outcome);
 }
 
-void write_requests_csv(const std::filesystem::path& path, const std::vector<Task>& tasks,
+void write_requests_csv(const std::filesystem::path& path, const TaskList& tasks,
                         const std::vector<RequestOutcome>& outcomes) {
   OutputFile file(path);
   std::string& out = file.buffer();
   out += kRequestsCsvHeader;
   out += '\n';
   for (std::size_t id = 0; id < outcomes.size(); ++id) {
-    const Task& t = tasks[id];
+    const Task t = tasks[id];
     const RequestOutcome& o = outcomes[id];
     const Duration makespan = o.response - t.arrival;
     append_integer(out, static_cast<std::int64_t>(id));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/request_observer.hpp"
+#include "task/task_list.hpp"
 
 namespace infersim {
 
@@ -26,7 +27,7 @@ inline constexpr const char* kRequestsCsvHeader =
     "id,device,arrival_s,context_tokens,generated_tokens,server_arrival_s,start_s,finish_s,"
     "response_s,wait_s,ttft_s,makespan_s,budget_s,deadline_met";
 
-void write_requests_csv(const std::filesystem::path& path, const std::vector<Task>& tasks,
+void write_requests_csv(const std::filesystem::path& path, const TaskList& tasks,
                         const std::vector<RequestOutcome>& outcomes);
 
 }  // namespace infersim

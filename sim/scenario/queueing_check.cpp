@@ -85,29 +85,35 @@ const char* queue_model_name(QueueCase::Kind kind) {
   return kind == QueueCase::kMMc ? "M/M/c" : "M/D/1";
 }
 
-std::vector<Task> queue_case_tasks(const QueueCase& c) {
+TaskList queue_case_tasks(const QueueCase& c) {
   check_case(c);
   const double lambda = c.rho * c.cores * kServiceRatePerS;
   pcg32 arrivals(c.seed);
   pcg32 services(c.seed, kServiceStream);
-  const Duration fixed_service = Duration::from_seconds(1 / kServiceRatePerS);
-  std::vector<Task> tasks(c.requests);
+  const double fixed_service_s = 1 / kServiceRatePerS;
+  // A task's service time s is its context size: with one MI a context token,
+  // one MIPS a core and nothing generated or sent, make_task gives an
+  // execution time of exactly Duration::from_seconds(s).
+  TaskKnobs knobs;
+  knobs.mi_per_context_token = 1;
+  knobs.mi_per_generated_token = 0;
+  knobs.mips_per_core = 1;
+  knobs.bytes_per_token = 0;
+  TaskList tasks(knobs);
+  tasks.reserve(c.requests);
   SimTime t = SimTime::zero();
-  for (Task& task : tasks) {
+  for (std::uint64_t k = 0; k < c.requests; ++k) {
     const Duration gap = Duration::from_seconds(exponential(arrivals, lambda));
     if (t.count_ns() > std::numeric_limits<std::int64_t>::max() - gap.count_ns()) {
       throw std::out_of_range("queueing check: the arrivals run past the int64 nanosecond clock");
     }
     t = t + gap;
-    task.arrival = t;
-    task.exec = c.kind == QueueCase::kMMc
-                    ? Duration::from_seconds(exponential(services, kServiceRatePerS))
-                    : fixed_service;
+    tasks.add(t, c.kind == QueueCase::kMMc ? exponential(services, kServiceRatePerS) : fixed_service_s, 0);
   }
   return tasks;
 }
 
-std::vector<Duration> simulated_waits(const std::vector<Task>& tasks, std::uint32_t cores) {
+std::vector<Duration> simulated_waits(const TaskList& tasks, std::uint32_t cores) {
   DeviceFleet fleet(1);
   const NetworkPath direct({});  // no hops: each request reaches the server when issued
   EdgeServer server(cores);
@@ -143,7 +149,7 @@ double batch_means_standard_error(const std::vector<double>& values, std::size_t
 }
 
 QueueCheck run_queue_case(const QueueCase& c) {
-  const std::vector<Task> tasks = queue_case_tasks(c);
+  const TaskList tasks = queue_case_tasks(c);
   const std::vector<Duration> waits = simulated_waits(tasks, c.cores);
   std::vector<double> waits_s;
   waits_s.reserve(waits.size());

@@ -42,7 +42,7 @@ LoadedTrace load_trace(const Settings& settings) {
   return loaded;
 }
 
-ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task> tasks,
+ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks,
                     SimTime run_length, std::uint64_t dropped, bool keep_requests) {
   ModeResult result;
   result.mode = std::move(mode);

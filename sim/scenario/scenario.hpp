@@ -14,6 +14,7 @@
 #include "report/time_series.hpp"
 #include "scenario/settings.hpp"
 #include "task/task.hpp"
+#include "task/task_list.hpp"
 #include "task/trace_task_generator.hpp"
 #include "trace/trace.hpp"
 
@@ -30,7 +31,7 @@ LoadedTrace load_trace(const Settings& settings);
 
 struct ModeResult {
   std::string mode;  // "recorded" or "synthetic"
-  std::vector<Task> tasks;
+  TaskList tasks;
   std::vector<RequestOutcome> outcomes;  // empty unless requests were kept
   Summary summary;
   SimTime run_length;
@@ -49,7 +50,7 @@ struct ModeResult {
 
 // Simulates the tasks (in issue order) on the settings' fleet, network and
 // server. `keep_requests` keeps every request's outcome for requests.csv.
-ModeResult simulate(const Settings& settings, std::string mode, std::vector<Task> tasks,
+ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks,
                     SimTime run_length, std::uint64_t dropped, bool keep_requests);
 
 // The recorded mode's tasks: one per trace record, nothing drawn.

@@ -42,6 +42,7 @@ GeneratedTasks SyntheticTaskGenerator::generate(const Trace& trace, SimTime run_
 
   GeneratedTasks out;
   out.run_length = run_length;
+  out.tasks = TaskList(task_);
   out.tasks.reserve(static_cast<std::size_t>(rates.rate_per_s * run_length.seconds() * 1.05) + 16);
   pcg32 rng(synthetic_.seed);
   SimTime sum = SimTime::zero();  // the running sum, never rounded to the clock
@@ -59,7 +60,7 @@ GeneratedTasks SyntheticTaskGenerator::generate(const Trace& trace, SimTime run_
       c = r.context_tokens;
       g = r.generated_tokens;
     }
-    out.tasks.push_back(make_task(t, c, g, task_));
+    out.tasks.add(t, c, g);
   }
   return out;
 }

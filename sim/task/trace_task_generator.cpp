@@ -67,7 +67,8 @@ ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) 
 
 GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
   GeneratedTasks out;
-  reserve_large(out.tasks, trace.records.size());
+  out.tasks = TaskList(task_);
+  out.tasks.reserve(trace.records.size());
   // Arrivals never decrease along the trace, so the records arriving after
   // the run's end are the last ones: every record becomes a task, and those
   // are taken off at the end.
@@ -78,12 +79,11 @@ GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
       ++out.outside_window;
       continue;
     }
-    out.tasks.push_back(make_task(arrival_for_offset(*offset, arrival_), r.context_tokens,
-                                  r.generated_tokens, task_));
+    out.tasks.add(arrival_for_offset(*offset, arrival_), r.context_tokens, r.generated_tokens);
   }
-  const SimTime last = out.tasks.empty() ? SimTime::zero() : out.tasks.back().arrival;
+  const SimTime last = out.tasks.empty() ? SimTime::zero() : out.tasks.arrival(out.tasks.size() - 1);
   out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
-  while (!out.tasks.empty() && out.tasks.back().arrival > out.run_length) {
+  while (!out.tasks.empty() && out.tasks.arrival(out.tasks.size() - 1) > out.run_length) {
     out.tasks.pop_back();
     ++out.dropped;
   }

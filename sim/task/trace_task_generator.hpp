@@ -9,6 +9,7 @@
 
 #include "core/sim_time.hpp"
 #include "task/task.hpp"
+#include "task/task_list.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
@@ -59,7 +60,7 @@ SimTime apply_resolution(SimTime t, Duration resolution);
 SimTime run_length_for(SimTime last_arrival);
 
 struct GeneratedTasks {
-  std::vector<Task> tasks;           // in issue order: arrival, then trace position
+  TaskList tasks;                    // in issue order: arrival, then trace position
   SimTime run_length;                // T
   std::uint64_t dropped = 0;         // records arriving after T
   std::uint64_t outside_window = 0;  // records outside the replay window

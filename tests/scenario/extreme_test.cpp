@@ -23,7 +23,9 @@ constexpr const char* kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
 // Every figure a number and finite, but those that may not exist (null) named.
 void expect_finite(const json& summary, const std::vector<std::string>& may_be_null = {}) {
   ASSERT_TRUE(summary.is_object());
-  for (const auto& [key, value] : summary.items()) {
+  for (const auto& item : summary.items()) {
+    const std::string& key = item.key();
+    const json& value = item.value();
     const bool allowed =
         std::any_of(may_be_null.begin(), may_be_null.end(), [&](const std::string& name) {
           // a name ending in '*' allows every key with that prefix

@@ -151,9 +151,9 @@ TEST_F(ReportRender, PlotsNoneWritesNoPlots) {
 TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
   const fs::path dir = test::fresh_dir();
   Settings settings;
-  std::vector<Task> tasks;
+  TaskList tasks(settings.task_knobs());
   for (int i = 0; i < 30; ++i)
-    tasks.push_back(make_task(SimTime::from_seconds(i * 0.5), 1000, 20, settings.task_knobs()));
+    tasks.add(SimTime::from_seconds(i * 0.5), 1000, 20);
   const ModeResult recorded =
       simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);
   const ModeResult synthetic =
@@ -177,7 +177,8 @@ TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
 TEST(ReportWithFailingGnuplot, LeavesNoStaleSvg) {
   const fs::path dir = test::fresh_dir();
   Settings settings;
-  const std::vector<Task> tasks = {make_task(SimTime::zero(), 1000, 20, settings.task_knobs())};
+  TaskList tasks(settings.task_knobs());
+  tasks.add(SimTime::zero(), 1000, 20);
   const ModeResult recorded =
       simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);
   const RunFolder folder = RunFolder::prepare((dir / "run").string(), "recorded", false);

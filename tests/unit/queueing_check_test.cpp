@@ -16,11 +16,13 @@
 namespace infersim {
 namespace {
 
-Task task_at(double arrival_s, double exec_s) {
-  Task task;
-  task.arrival = SimTime::from_seconds(arrival_s);
-  task.exec = Duration::from_seconds(exec_s);
-  return task;
+// Tasks (arrival, execution time) as queue_case_tasks makes them: the service
+// time as the context size, one MI a token on a one-MIPS core.
+TaskList tasks_at(std::initializer_list<std::pair<double, double>> arrival_exec_s) {
+  TaskList tasks(queue_case_tasks({QueueCase::kMD1, 1, 0.5, 0, 1}).knobs());
+  for (const auto& [arrival_s, exec_s] : arrival_exec_s)
+    tasks.add(SimTime::from_seconds(arrival_s), exec_s, 0);
+  return tasks;
 }
 
 std::vector<std::int64_t> waits_ns(const std::vector<Duration>& waits) {
@@ -79,7 +81,7 @@ TEST(Md1MeanWait, IsHalfTheMm1Wait) {
 
 TEST(QueueCaseTasks, ArrivalsAreExponentialGapsSummedInNanoseconds) {
   const QueueCase c{QueueCase::kMMc, 8, 0.5, 100, 7};
-  const std::vector<Task> tasks = queue_case_tasks(c);
+  const TaskList tasks = queue_case_tasks(c);
   ASSERT_EQ(tasks.size(), 100u);
   pcg32 rng(7);
   SimTime t;
@@ -90,8 +92,8 @@ TEST(QueueCaseTasks, ArrivalsAreExponentialGapsSummedInNanoseconds) {
 }
 
 TEST(QueueCaseTasks, ServiceTimesComeFromTheirOwnStream) {
-  const std::vector<Task> mmc = queue_case_tasks({QueueCase::kMMc, 1, 0.5, 50, 7});
-  const std::vector<Task> md1 = queue_case_tasks({QueueCase::kMD1, 1, 0.5, 50, 7});
+  const TaskList mmc = queue_case_tasks({QueueCase::kMMc, 1, 0.5, 50, 7});
+  const TaskList md1 = queue_case_tasks({QueueCase::kMD1, 1, 0.5, 50, 7});
   pcg32 services(7, 1);
   for (std::size_t k = 0; k < mmc.size(); ++k) {
     EXPECT_EQ(mmc[k].exec, Duration::from_seconds(exponential(services, 1.0)));
@@ -110,20 +112,20 @@ TEST(QueueCaseTasks, RejectsCasesOutsideTheModels) {
 TEST(SimulatedWaits, OneCoreQueuesInArrivalOrder) {
   // Starts at 0, 1, 2 and 5 s.
   const auto waits =
-      simulated_waits({task_at(0, 1), task_at(0.5, 1), task_at(1.2, 1), task_at(5, 1)}, 1);
+      simulated_waits(tasks_at({{0, 1}, {0.5, 1}, {1.2, 1}, {5, 1}}), 1);
   EXPECT_EQ(waits_ns(waits), (std::vector<std::int64_t>{0, 500'000'000, 800'000'000, 0}));
 }
 
 TEST(SimulatedWaits, TwoCoresServeTwoAtOnce) {
   const auto waits =
-      simulated_waits({task_at(0, 1), task_at(0, 3), task_at(0, 1), task_at(0.5, 1)}, 2);
+      simulated_waits(tasks_at({{0, 1}, {0, 3}, {0, 1}, {0.5, 1}}), 2);
   // Cores free at 1 and 3: the third starts at 1, the fourth when it frees at 2.
   EXPECT_EQ(waits_ns(waits), (std::vector<std::int64_t>{0, 0, 1'000'000'000, 1'500'000'000}));
 }
 
 TEST(RunQueueCase, Md1WithGapsOverOneSecondNeverWaits) {
   const QueueCase c{QueueCase::kMD1, 1, 0.02, 10, 42};
-  const std::vector<Task> tasks = queue_case_tasks(c);
+  const TaskList tasks = queue_case_tasks(c);
   for (std::size_t k = 1; k < tasks.size(); ++k) {
     ASSERT_GT(tasks[k].arrival - tasks[k - 1].arrival, Duration::from_seconds(1))
         << "the case needs gaps over the 1 s service; pick another seed";
@@ -139,7 +141,7 @@ TEST(RunQueueCase, Md1FollowsLindleysRecursion) {
   // One core, service S: W(k+1) = max(0, W(k) + S - gap(k+1)), worked in
   // nanoseconds from the same draws, then averaged in the same order.
   const QueueCase c{QueueCase::kMD1, 1, 0.8, 2000, 3};
-  const std::vector<Task> tasks = queue_case_tasks(c);
+  const TaskList tasks = queue_case_tasks(c);
   const std::int64_t service_ns = 1'000'000'000;
   std::int64_t wait_ns = 0;
   double sum_s = 0;

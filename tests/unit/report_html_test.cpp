@@ -17,11 +17,9 @@ using ::testing::Not;
 ModeResult small_run(const std::string& mode, double spacing_s) {
   Settings settings;
   settings.cores = 1;
-  std::vector<Task> tasks;
-  for (int i = 0; i < 40; ++i) {
-    tasks.push_back(
-        make_task(SimTime::from_seconds(i * spacing_s), 500, 1 + i % 7, settings.task_knobs()));
-  }
+  TaskList tasks(settings.task_knobs());
+  for (int i = 0; i < 40; ++i)
+    tasks.add(SimTime::from_seconds(i * spacing_s), 500, 1 + i % 7);
   return simulate(settings, mode, std::move(tasks), SimTime::from_seconds(60), 0, false);
 }
 

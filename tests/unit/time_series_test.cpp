@@ -177,15 +177,14 @@ ModeResult bursty_run(double slice_s) {
   Settings settings;
   settings.cores = 2;
   settings.slice_duration_s = slice_s;
-  std::vector<Task> tasks;
+  TaskList tasks(settings.task_knobs());
   std::uint64_t state = 12345;
   double t = 0;
   for (int i = 0; i < 600; ++i) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     const double u = static_cast<double>(state >> 11) / 9007199254740992.0;
     t += (i / 50) % 2 == 0 ? 0.05 * u : 4 * u;  // bursts of 50, then calm
-    tasks.push_back(
-        make_task(SimTime::from_seconds(t), 200 + 1000 * u, 1 + 40 * u, settings.task_knobs()));
+    tasks.add(SimTime::from_seconds(t), 200 + 1000 * u, 1 + 40 * u);
   }
   return simulate(settings, "recorded", std::move(tasks), SimTime::from_seconds(std::ceil(t)), 0,
                   false);
