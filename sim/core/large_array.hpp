@@ -25,7 +25,7 @@ void reserve_large(Vector& v, std::size_t n) {
 }
 
 // Sorts the values in increasing order: a least-significant-digit radix sort
-// on 16-bit digits, skipping the digits every value shares. `scratch` is
+// on 11-bit digits, skipping the digits every value shares. `scratch` is
 // resized to values.size() and used as the second buffer.
 void radix_sort(std::vector<std::int64_t>& values, std::vector<std::int64_t>& scratch);
 void radix_sort(std::vector<std::int64_t>& values);

@@ -8,9 +8,26 @@
 
 namespace infersim {
 
+// Throws the std::out_of_range of seconds_to_ns.
+[[noreturn]] void throw_outside_clock(double seconds);
+
 // llround(seconds * 1e9), computed exactly as written. Throws std::out_of_range
-// for a value that is not finite or does not fit in int64 nanoseconds.
-std::int64_t seconds_to_ns(double seconds);
+// for a value that is not finite or does not fit in int64 nanoseconds. Inline
+// and without a libm call: it runs several times a request.
+inline std::int64_t seconds_to_ns(double seconds) {
+  const double scaled = seconds * 1e9;
+  // 2^63 is exactly representable; anything at or beyond it (or NaN) does not
+  // fit. The negated test catches NaN.
+  if (!(scaled < 9223372036854775808.0 && scaled >= -9223372036854775808.0)) {
+    throw_outside_clock(seconds);
+  }
+  // llround: truncate, then round half away from zero on the remainder, which
+  // is exact (below 2^52 the truncated value converts back exactly; above it
+  // every double is a whole number and the remainder is 0).
+  const auto whole = static_cast<std::int64_t>(scaled);
+  const double rest = scaled - static_cast<double>(whole);
+  return whole + (rest >= 0.5) - (rest <= -0.5);
+}
 
 class Duration {
  public:

@@ -29,6 +29,7 @@ class NetworkPath {
 
  private:
   std::vector<Hop> hops_;
+  std::vector<Duration> hop_latency_;  // llround(lat*1e9), once a hop
   Duration latency_;
 };
 

@@ -104,6 +104,40 @@ TEST(PeakConcurrency, DeparturesComeBeforeArrivalsAtEqualTimes) {
   EXPECT_EQ(peak_concurrency({}), 0u);
 }
 
+// The figure is counted as requests come (a heap of responses); on random
+// requests in arrival order, with many equal instants, it must equal the sweep
+// over every interval.
+TEST(ServingMetrics, MaxConcurrentRequestsAsTheyComeEqualsTheSweep) {
+  std::uint64_t state = 99;
+  auto next = [&](int range) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(range));
+  };
+  for (int round = 0; round < 50; ++round) {
+    ServingMetrics metrics;
+    std::vector<Request> requests;
+    std::vector<std::pair<SimTime, SimTime>> intervals;
+    int arrival = 0;
+    for (int i = 0; i < 200; ++i) {
+      arrival += next(3);  // whole seconds: many ties
+      const int response = arrival + next(6);  // sometimes an instant request
+      requests.push_back({double(arrival), double(response), double(response), 2});
+      intervals.emplace_back(at(arrival), at(response));
+    }
+    feed(metrics, requests);
+    Summary s;
+    metrics.append_to(s);
+    EXPECT_EQ(*s.get("max_concurrent_requests"),
+              static_cast<double>(peak_concurrency(intervals)))
+        << round;
+  }
+}
+
+TEST(ServingMetrics, RefusesRequestsOutOfArrivalOrder) {
+  ServingMetrics metrics;
+  EXPECT_THROW(feed(metrics, {{2, 3, 4, 5}, {1, 2, 3, 5}}), std::logic_error);
+}
+
 TEST(ServingMetrics, MaxConcurrentRequestsCountsFromArrivalToResponse) {
   ServingMetrics metrics;
   feed(metrics, {{0, 1, 2, 5}, {1, 1.5, 2, 5}, {2, 3, 4, 5}, {2, 2.5, 3, 5}});

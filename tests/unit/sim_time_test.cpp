@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <random>
 #include <stdexcept>
 
 namespace infersim {
@@ -15,6 +18,26 @@ TEST(SimTime, SecondsRoundOnceHalfAwayFromZero) {
   EXPECT_EQ(seconds_to_ns(1.4e-9), 1);
   // 32000 MI / 60000 MIPS: 0.5333... s
   EXPECT_EQ(seconds_to_ns(32000.0 / 60000.0), 533'333'333);
+}
+
+// The inline rounding against libm's llround: halves, just below and above
+// them, both signs, every magnitude up to the clock's limit.
+TEST(SimTime, SecondsToNsIsLlroundOfTheScaledValue) {
+  std::vector<double> seconds = {0, -0.0, 0.5e-9, -0.5e-9, 1.5e-9, 0.49999999999999994e-9,
+                                 4503599627370495.5e-9, 4503599627370497e-9, 9.2e9, -9.2e9,
+                                 9223372036.854774};
+  std::mt19937_64 bits(7);
+  for (int i = 0; i < 200000; ++i) {
+    const double mantissa = std::uniform_real_distribution<double>(-1, 1)(bits);
+    const int exponent = std::uniform_int_distribution<int>(-12, 9)(bits);
+    seconds.push_back(mantissa * std::pow(10.0, exponent));
+    seconds.push_back(std::nextafter(std::round(seconds.back() * 2e9) / 2e9, 1.0));
+    seconds.push_back(std::round(seconds[seconds.size() - 2] * 2e9) / 2e9);  // a half-ns
+  }
+  for (const double s : seconds) {
+    if (!(std::fabs(s * 1e9) < 9.2e18)) continue;
+    ASSERT_EQ(seconds_to_ns(s), std::llround(s * 1e9)) << s;
+  }
 }
 
 TEST(SimTime, RefusesWhatTheClockCannotHold) {
