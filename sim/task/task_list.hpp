@@ -14,7 +14,8 @@ namespace infersim {
 
 class TaskList {
  public:
-  explicit TaskList(TaskKnobs knobs = {}) : knobs_(knobs) {}
+  TaskList() = default;
+  explicit TaskList(TaskKnobs knobs) : knobs_(knobs) {}
 
   // Reserves room for n tasks, on huge pages when the system gives them.
   void reserve(std::size_t n);

@@ -11,8 +11,10 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/input_error.hpp"
@@ -325,6 +327,43 @@ TEST_F(AzureCsvReader, CountsLinesInACrlfFileForErrors) {
                                            "2023-11-16 18:17:03,1,2\r\n"
                                            "2023-11-16 18:17:04,1,x\r\n");
   EXPECT_EQ(read_error(path), path + ":3: GeneratedTokens: 'x' is not a number");
+}
+
+TEST_F(AzureCsvReader, NulByteNamesTheLineRatherThanEndingItThere) {
+  using namespace std::string_literals;
+  const std::string path = write_temp_file("nul",
+                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                           "2023-11-16 18:17:03,1,2\n"
+                                           "2023-11-16 18:17:04,1,2\0,9\n"s);
+  const std::string message = read_error(path);
+  EXPECT_THAT(message, StartsWith(path + ":3: "));
+  EXPECT_THAT(message, HasSubstr("NUL byte"));
+}
+
+TEST_F(AzureCsvReader, EmptyLineIsTooFewFields) {
+  const std::string path = write_temp_file("emptyline",
+                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                           "2023-11-16 18:17:03,1,2\n"
+                                           "\n"
+                                           "2023-11-16 18:17:05,1,2\n");
+  EXPECT_THAT(read_error(path), StartsWith(path + ":3: too few fields"));
+}
+
+TEST_F(AzureCsvReader, ReadsAFileThatCannotBeMapped) {
+  // A FIFO is read rather than mapped; the result is the same.
+  const std::string fifo = ::testing::TempDir() + "infersim_azure_fifo_" + std::to_string(::getpid());
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    out << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,1,2\n"
+           "2023-11-16 18:17:04.5,3,4\n";
+  });
+  const Trace trace = read_azure_csv(fifo);
+  writer.join();
+  std::remove(fifo.c_str());
+  EXPECT_EQ(offsets(trace), (std::vector<std::int64_t>{0, 1'500'000'000}));
+  EXPECT_EQ(contexts(trace), (std::vector<std::uint32_t>{1, 3}));
 }
 
 TEST_F(AzureCsvReader, TooFewFieldsNamesTheLine) {

@@ -1,0 +1,29 @@
+// A file's bytes, mapped read-only into memory (read into memory where it
+// cannot be mapped, e.g. a pipe): readers parse traces in place, without
+// copying them through a buffer.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace infersim {
+
+class MappedFile {
+ public:
+  // Throws std::runtime_error when the file cannot be opened or read.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::string_view bytes() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+  std::string read_;  // the bytes when the file could not be mapped
+};
+
+}  // namespace infersim
