@@ -110,7 +110,8 @@ void TimeSeriesCollector::on_issued(std::uint64_t, const Task& task, const Reque
 }
 
 TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
-                                        const EnergyModel& energy) const {
+                                        const EnergyModel& energy) {
+  if (computed_) throw std::logic_error("TimeSeriesCollector::compute called twice");
   const std::string label = "report.slice_duration_s";
   if (slice_.count_ns() <= 0) throw InputError("", 0, label, "must be greater than 0");
   const SimTime end = std::max(run_length, last_response_);
@@ -169,20 +170,15 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
 
   // The queue holds a request over [server arrival, start); a core over
   // [start, finish).
-  std::vector<std::int64_t> scratch;
-  std::vector<std::int64_t> starts = start_ns_;
-  radix_sort(starts, scratch);
-  Level queued, running;
+  // Each array sorted in place, one scratch buffer for the three.
+  computed_ = true;
   {
-    std::vector<std::int64_t> arrivals = server_arrival_ns_;
-    radix_sort(arrivals, scratch);
-    queued = sweep(arrivals, starts, grid, end_ns);
+    std::vector<std::int64_t> scratch;
+    for (auto* v : {&server_arrival_ns_, &start_ns_, &finish_ns_})
+      radix_sort(*v, scratch);
   }
-  {
-    std::vector<std::int64_t> finishes = finish_ns_;
-    radix_sort(finishes, scratch);
-    running = sweep(starts, finishes, grid, end_ns);
-  }
+  const Level queued = sweep(server_arrival_ns_, start_ns_, grid, end_ns);
+  const Level running = sweep(start_ns_, finish_ns_, grid, end_ns);
 
   for (std::size_t k = 0; k < count; ++k) {
     TimeSlice& out = series.slices[k];

@@ -54,8 +54,9 @@ class TimeSeriesCollector : public RequestObserver {
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
   // report.slice_duration_s when the slice is not positive or makes more than
-  // kMaxSlices slices.
-  TimeSeries compute(SimTime run_length, unsigned cores, const EnergyModel& energy) const;
+  // kMaxSlices slices. Sorts the recorded instants in place (no copy of them
+  // is made), so it is called once: a second call throws std::logic_error.
+  TimeSeries compute(SimTime run_length, unsigned cores, const EnergyModel& energy);
 
  private:
   // What happened in slice k = t / S (the last one also holding every later
@@ -72,6 +73,7 @@ class TimeSeriesCollector : public RequestObserver {
   std::vector<Tally> tallies_;
   SimTime last_response_;
   std::vector<std::int64_t> server_arrival_ns_, start_ns_, finish_ns_;
+  bool computed_ = false;
 };
 
 inline constexpr const char* kTimeSeriesCsvHeader =

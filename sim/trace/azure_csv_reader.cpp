@@ -42,9 +42,6 @@ class Lines {
       throw InputError(path_, number_, "", "line too long for a CSV line (is this a CSV file?)");
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find('\0') != std::string_view::npos) {
-      throw InputError(path_, number_, "", "a NUL byte on the line (is this a CSV file?)");
-    }
     return true;
   }
   std::uint64_t number() const { return number_; }

@@ -142,13 +142,16 @@ TEST(TimeSeries, AnInstantInTheQueueDoesNotCount) {
 TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
   TimeSeriesCollector c(Duration::from_seconds(10));
   feed(c, {{0, 0, 0, 19, 20}});
+  TimeSeriesCollector longer(Duration::from_seconds(10));
+  feed(longer, {{0, 0, 0, 19, 20}});
   // The response at 20 s is the end: two slices, the last one [10, 20].
   const TimeSeries even = c.compute(at(15), 1, EnergyModel({}));
   ASSERT_EQ(even.slices.size(), 2u);
   EXPECT_EQ(even.slices[1].completions, 1u);
   EXPECT_EQ(even.slices[1].end, at(20));
   // A run of 25 s: the last slice is [20, 25], and its means use 5 s.
-  const TimeSeries partial = c.compute(at(25), 1, EnergyModel({}));
+  const TimeSeries partial = longer.compute(at(25), 1, EnergyModel({}));
+  EXPECT_THROW(c.compute(at(25), 1, EnergyModel({})), std::logic_error);
   ASSERT_EQ(partial.slices.size(), 3u);
   EXPECT_EQ(partial.slices[2].end, at(25));
   EXPECT_EQ(partial.slices[2].completions, 1u);
