@@ -336,7 +336,7 @@ TEST_F(AzureCsvReader, NulByteNamesTheLineAndFieldRatherThanEndingTheLine) {
   const std::string path = write_temp_file("nul",
                                            "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                            "2023-11-16 18:17:03,1,2\n"
-                                           "2023-11-16 18:17:04,1,2\0,9\n"s);
+                                           "2023-11-16 18:17:04,1,2\0x\n"s);
   const std::string message = read_error(path);
   EXPECT_THAT(message, StartsWith(path + ":3: GeneratedTokens: "));
   EXPECT_THAT(message, HasSubstr("is not a number"));
