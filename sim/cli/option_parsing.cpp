@@ -1,6 +1,7 @@
 #include "cli/option_parsing.hpp"
 
 #include "core/input_error.hpp"
+#include "core/utf8.hpp"
 #include "scenario/settings.hpp"
 
 namespace infersim {
@@ -11,6 +12,21 @@ po::variables_map parse_options(const std::vector<std::string>& args,
                                 const po::positional_options_description& positional,
                                 const ParseMessages& messages) {
   const std::string see = "; see infersim " + messages.command + " --help";
+  // Every value ends up in settings.json, which is JSON text.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (is_valid_utf8(args[i])) continue;
+    std::string label;
+    if (args[i].starts_with("--")) {
+      label = args[i].substr(0, args[i].find('='));
+    } else if (i > 0 && args[i - 1].starts_with("--")) {
+      label = args[i - 1];
+    }
+    if (!is_valid_utf8(label)) label.clear();
+    throw InputError("", 0, label,
+                     "argument " + std::to_string(i + 1) +
+                         " is not valid UTF-8 text (settings.json records every value as JSON "
+                         "text; rename the file or retype the value)");
+  }
   po::variables_map vm;
   try {
     // No guessing of abbreviations: an unknown option suggests the nearest instead.

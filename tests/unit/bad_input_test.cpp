@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/utf8.hpp"
 #include "test_support.hpp"
 
 namespace infersim {
@@ -232,8 +233,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"ModeSaysWhatIsAllowed", {"--mode", "both"}, "--mode", "recorded"},
         BadFlag{"UnitSaysWhatIsAllowed", {"--timestamp-unit", "days"}, "--timestamp-unit", "ms"},
         BadFlag{"CoresNotANumber", {"--cores", "many"}, "--cores", "many"},
-        BadFlag{"CoresZero", {"--cores", "0"}, "--cores", "0"}),
+        BadFlag{"CoresZero", {"--cores", "0"}, "--cores", "0"},
+        BadFlag{"ValueNotUtf8", {"--mode", "\xfe\xff"}, "--mode", "not valid UTF-8"},
+        BadFlag{"JoinedValueNotUtf8", {"--arrivals=\xc3\x28"}, "--arrivals", "not valid UTF-8"}),
     [](const auto& info) { return info.param.label; });
+
+TEST(Utf8, TellsWellFormedTextFromBytesSettingsJsonCannotHold) {
+  EXPECT_TRUE(is_valid_utf8(""));
+  EXPECT_TRUE(is_valid_utf8("recorded"));
+  EXPECT_TRUE(is_valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
+  EXPECT_FALSE(is_valid_utf8("\xff"));
+  EXPECT_FALSE(is_valid_utf8("\xc3"));              // cut short
+  EXPECT_FALSE(is_valid_utf8("\xc3\x28"));          // bad continuation
+  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xe0\x80\xaf"));      // overlong
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+}
 
 // What benchmark clients and spreadsheets write around the data is accepted.
 TEST(GoodInput, ByteOrderMarkAndCrlfAreAccepted) {
