@@ -505,7 +505,7 @@ int run_merge_command(const std::vector<std::string>& args, std::ostream& out, s
     text << in.rdbuf();
     try {
       part.shard = nlohmann::ordered_json::parse(text.str());
-    } catch (const nlohmann::ordered_json::parse_error& e) {
+    } catch (const nlohmann::ordered_json::exception& e) {
       throw InputError((dir / "shard.json").string(), 0, "", std::string("not JSON: ") + e.what());
     }
     std::ifstream csv(dir / "sweep.csv", std::ios::binary);

@@ -505,6 +505,11 @@ void apply_settings_file(Settings& settings, const std::string& path) {
     std::string what = e.what();
     const auto colon = what.find("syntax error");
     throw InputError(path, line, "", colon == std::string::npos ? what : what.substr(colon));
+  } catch (const json::exception& e) {
+    // A number too large for a double (out_of_range 406): no position is given.
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    throw InputError(path, 0, "", bracket == std::string::npos ? what : what.substr(bracket + 2));
   }
   apply_settings_json(settings, document, path);
 }

@@ -80,7 +80,7 @@ AiperfExport read_aiperf_export(const std::string& path) {
     json record;
     try {
       record = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // a syntax error or a number out of range
       throw InputError(path, line, "", std::string("not a JSON object: ") + e.what());
     }
     if (!record.is_object()) throw InputError(path, line, "", "expected a JSON object");

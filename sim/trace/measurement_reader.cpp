@@ -88,7 +88,7 @@ Measurement read_vllm(const std::string& path) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error or a number out of range
     throw InputError(path, 0, "", std::string("not a JSON document: ") + e.what());
   }
   if (!doc.is_object())

@@ -193,6 +193,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadSettings{"NegativeBudget", R"({"deadline": {"ttft_budget_s": -1}})",
                     "deadline.ttft_budget_s", "-1"},
         BadSettings{"NotAnObject", "[1, 2]", "", "object"},
+        BadSettings{"NumberBeyondADouble", R"({"server": {"cores": 1e999}})", "",
+                    "number overflow parsing '1e999'"},
         BadSettings{"SyntaxError", "{\"server\": {\"cores\": 2,\n}}\n", "", "syntax error"},
         BadSettings{"Empty", "", "", ""}),
     [](const auto& info) { return info.param.label; });
