@@ -158,9 +158,9 @@ void ServingMetrics::append_to(Summary& summary) {
       add(percentile_key(metric, p), nth(ns, p / 100));
   };
   distribution("ttft", mean_s(ttft_total_ns_, n_), samples_.ttft_ns);
-  add("tpot_mean_s", tpot_s_.empty() ? std::nullopt
-                                     : std::optional<double>(tpot_sum_s_ /
-                                                             static_cast<double>(tpot_s_.size())));
+  add("tpot_mean_s",
+      tpot_s_.empty() ? std::nullopt
+                      : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_s_.size())));
   for (const double p : knobs_.percentiles)
     add(percentile_key("tpot", p), percentile(tpot_s_, p / 100));
   distribution("e2el", mean_s(e2el_total_ns_, n_), samples_.e2el_ns);

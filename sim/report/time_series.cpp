@@ -57,9 +57,8 @@ Level sweep(const std::vector<std::int64_t>& ups, const std::vector<std::int64_t
   };
   std::size_t u = 0, d = 0;
   while (u < ups.size() || d < downs.size()) {
-    const std::int64_t time = d < downs.size() && (u == ups.size() || downs[d] <= ups[u])
-                                  ? downs[d]
-                                  : ups[u];
+    const std::int64_t time =
+        d < downs.size() && (u == ups.size() || downs[d] <= ups[u]) ? downs[d] : ups[u];
     hold_until(time);
     for (; d < downs.size() && downs[d] == time; ++d)
       --level;
@@ -159,7 +158,8 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
     std::vector<double> waits(n);
     std::vector<std::size_t> next(starting.begin(), starting.end() - 1);
     for (std::size_t i = 0; i < n; ++i)
-      waits[next[grid.of(start_ns_[i])]++] = Duration::ns(start_ns_[i] - server_arrival_ns_[i]).seconds();
+      waits[next[grid.of(start_ns_[i])]++] =
+          Duration::ns(start_ns_[i] - server_arrival_ns_[i]).seconds();
     std::vector<double> in_slice;
     for (std::size_t k = 0; k < count; ++k) {
       in_slice.assign(waits.begin() + static_cast<std::ptrdiff_t>(starting[k]),

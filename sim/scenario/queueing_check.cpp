@@ -108,7 +108,9 @@ TaskList queue_case_tasks(const QueueCase& c) {
       throw std::out_of_range("queueing check: the arrivals run past the int64 nanosecond clock");
     }
     t = t + gap;
-    tasks.add(t, c.kind == QueueCase::kMMc ? exponential(services, kServiceRatePerS) : fixed_service_s, 0);
+    tasks.add(t,
+              c.kind == QueueCase::kMMc ? exponential(services, kServiceRatePerS) : fixed_service_s,
+              0);
   }
   return tasks;
 }

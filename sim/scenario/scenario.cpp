@@ -42,8 +42,8 @@ LoadedTrace load_trace(const Settings& settings) {
   return loaded;
 }
 
-ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks,
-                    SimTime run_length, std::uint64_t dropped, bool keep_requests) {
+ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, SimTime run_length,
+                    std::uint64_t dropped, bool keep_requests) {
   ModeResult result;
   result.mode = std::move(mode);
   result.tasks = std::move(tasks);
@@ -71,9 +71,8 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks,
   result.events = simulation.events_executed();
   // The time series and the percentiles read separate arrays: the slices are
   // computed on a second thread meanwhile (same result, whatever the timing).
-  std::future<TimeSeries> slices = std::async(std::launch::async, [&] {
-    return series.compute(run_length, settings.cores, energy);
-  });
+  std::future<TimeSeries> slices = std::async(
+      std::launch::async, [&] { return series.compute(run_length, settings.cores, energy); });
   try {
     result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
     serving.append_to(result.summary);  // after OUTPUT.md's figures

@@ -50,8 +50,8 @@ struct ModeResult {
 
 // Simulates the tasks (in issue order) on the settings' fleet, network and
 // server. `keep_requests` keeps every request's outcome for requests.csv.
-ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks,
-                    SimTime run_length, std::uint64_t dropped, bool keep_requests);
+ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, SimTime run_length,
+                    std::uint64_t dropped, bool keep_requests);
 
 // The recorded mode's tasks: one per trace record, nothing drawn.
 GeneratedTasks generate_recorded(const Settings& settings, const Trace& trace);

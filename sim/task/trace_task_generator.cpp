@@ -81,7 +81,8 @@ GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
     }
     out.tasks.add(arrival_for_offset(*offset, arrival_), r.context_tokens, r.generated_tokens);
   }
-  const SimTime last = out.tasks.empty() ? SimTime::zero() : out.tasks.arrival(out.tasks.size() - 1);
+  const SimTime last =
+      out.tasks.empty() ? SimTime::zero() : out.tasks.arrival(out.tasks.size() - 1);
   out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
   while (!out.tasks.empty() && out.tasks.arrival(out.tasks.size() - 1) > out.run_length) {
     out.tasks.pop_back();

@@ -3,13 +3,14 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "core/input_error.hpp"
 #include "core/large_array.hpp"
 #include "core/mapped_file.hpp"
 #include "trace/record_fields.hpp"
+#include "trace/text_lines.hpp"
 #include "trace/timestamp.hpp"
 
 namespace infersim {
@@ -22,36 +23,6 @@ namespace {
 
 constexpr std::size_t kColumns = 3;
 constexpr std::string_view kNames[kColumns] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
-// The longest line read: 16 MiB, as the CSV library this reader replaced.
-constexpr std::size_t kMaxLine = std::size_t{1} << 24;
-
-// The lines of a file in place: LF or CRLF ends, a UTF-8 BOM skipped, the
-// last line with or without its newline, numbered from 1.
-class Lines {
- public:
-  Lines(std::string_view bytes, const std::string& path) : rest_(bytes), path_(path) {
-    if (rest_.starts_with("\xEF\xBB\xBF")) rest_.remove_prefix(3);
-  }
-  bool next(std::string_view& line) {
-    if (rest_.empty()) return false;
-    ++number_;
-    const std::size_t end = rest_.find('\n');
-    line = rest_.substr(0, end);
-    rest_.remove_prefix(end == std::string_view::npos ? rest_.size() : end + 1);
-    if (line.size() + 1 > kMaxLine) {
-      throw InputError(path_, number_, "", "line too long for a CSV line (is this a CSV file?)");
-    }
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return true;
-  }
-  std::uint64_t number() const { return number_; }
-
- private:
-  std::string_view rest_;
-  const std::string& path_;
-  std::uint64_t number_ = 0;
-};
-
 std::string_view trim(std::string_view field) {
   while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))
     field.remove_prefix(1);
@@ -86,7 +57,7 @@ Trace read_azure_csv(const std::string& path) {
                          "; the published traces are fetched by trace/fetch)");
   }
   const std::string_view bytes = file->bytes();
-  Lines lines(bytes, path);
+  TextLines lines(bytes, path);
 
   // The header: the three columns in any order, others ignored.
   std::string_view line;
@@ -101,7 +72,8 @@ Trace read_azure_csv(const std::string& path) {
     int column = -1;
     for (std::size_t c = 0; c < kColumns; ++c) {
       if (name == kNames[c]) {
-        if (found[c]) throw InputError(path, 1, std::string(name), "column appears twice in the header");
+        if (found[c])
+          throw InputError(path, 1, std::string(name), "column appears twice in the header");
         found[c] = true;
         column = static_cast<int>(c);
       }
@@ -109,7 +81,8 @@ Trace read_azure_csv(const std::string& path) {
     column_of_field.push_back(column);
   }
   for (std::size_t c = 0; c < kColumns; ++c) {
-    if (!found[c]) throw InputError(path, 1, std::string(kNames[c]), "column missing from the header");
+    if (!found[c])
+      throw InputError(path, 1, std::string(kNames[c]), "column missing from the header");
   }
 
   // Room for every record at once: a line holds at least

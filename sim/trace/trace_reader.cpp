@@ -1,16 +1,18 @@
 #include "trace/trace_reader.hpp"
 
-#include <libfccp/csv.h>
-
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/input_error.hpp"
+#include "core/mapped_file.hpp"
 #include "trace/aiperf_reader.hpp"
 #include "trace/azure_csv_reader.hpp"
 #include "trace/flat_json.hpp"
 #include "trace/record_fields.hpp"
+#include "trace/text_lines.hpp"
 
 namespace infersim {
 namespace {
@@ -232,18 +234,19 @@ Trace read_csv_trace(const TraceSource& source) {
   trace.format = source.format;
   TraceSource s = source;
   const std::string& path = s.path;
-  std::unique_ptr<io::LineReader> in;
+  std::optional<MappedFile> file;
   try {
-    in = std::make_unique<io::LineReader>(path);
-  } catch (const io::error::can_not_open_file&) {
-    throw InputError(
-        path, 0, "",
-        "cannot open the trace file (the published traces are fetched by trace/fetch)");
+    file.emplace(path);
+  } catch (const std::runtime_error& e) {
+    throw InputError(path, 0, "",
+                     std::string("cannot open the trace file (") + e.what() +
+                         "; the published traces are fetched by trace/fetch)");
   }
+  TextLines lines(file->bytes(), path);
   std::vector<std::string_view> fields;
   std::string scratch;
-  const char* header_line = in->next_line();
-  if (header_line == nullptr) throw InputError(path, 1, "", "empty file: expected a header line");
+  std::string_view header_line;
+  if (!lines.next(header_line)) throw InputError(path, 1, "", "empty file: expected a header line");
   split_csv(header_line, fields, scratch);
   const std::vector<std::string> header(fields.begin(), fields.end());
   auto column = [&](const std::string& name, bool required) -> std::ptrdiff_t {
@@ -268,10 +271,10 @@ Trace read_csv_trace(const TraceSource& source) {
   RecordBuilder builder{trace, s, {}};
   std::uint64_t line = 1;
   std::uint64_t blank_line = 0;
-  try {
-    while (const char* text = in->next_line()) {
-      ++line;
-      const std::string_view view(text);
+  std::string_view view;
+  {
+    while (lines.next(view)) {
+      line = lines.number();
       if (view.find_first_not_of(" \t") == std::string_view::npos) {
         if (blank_line == 0) blank_line = line;
         continue;
@@ -295,8 +298,6 @@ Trace read_csv_trace(const TraceSource& source) {
                   fields[static_cast<std::size_t>(input)], fields[static_cast<std::size_t>(output)],
                   hash_ids >= 0 ? &fields[static_cast<std::size_t>(hash_ids)] : nullptr);
     }
-  } catch (const io::error::line_length_limit_exceeded&) {
-    throw InputError(path, line + 1, "", "line too long for a CSV line (is this a CSV file?)");
   }
   trace.timestamp_unit = to_string(s.unit);
   finish(trace, s, line);

@@ -353,7 +353,8 @@ TEST_F(AzureCsvReader, EmptyLineIsTooFewFields) {
 
 TEST_F(AzureCsvReader, ReadsAFileThatCannotBeMapped) {
   // A FIFO is read rather than mapped; the result is the same.
-  const std::string fifo = ::testing::TempDir() + "infersim_azure_fifo_" + std::to_string(::getpid());
+  const std::string fifo =
+      ::testing::TempDir() + "infersim_azure_fifo_" + std::to_string(::getpid());
   std::remove(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread writer([&] {

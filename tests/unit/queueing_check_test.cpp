@@ -111,14 +111,12 @@ TEST(QueueCaseTasks, RejectsCasesOutsideTheModels) {
 
 TEST(SimulatedWaits, OneCoreQueuesInArrivalOrder) {
   // Starts at 0, 1, 2 and 5 s.
-  const auto waits =
-      simulated_waits(tasks_at({{0, 1}, {0.5, 1}, {1.2, 1}, {5, 1}}), 1);
+  const auto waits = simulated_waits(tasks_at({{0, 1}, {0.5, 1}, {1.2, 1}, {5, 1}}), 1);
   EXPECT_EQ(waits_ns(waits), (std::vector<std::int64_t>{0, 500'000'000, 800'000'000, 0}));
 }
 
 TEST(SimulatedWaits, TwoCoresServeTwoAtOnce) {
-  const auto waits =
-      simulated_waits(tasks_at({{0, 1}, {0, 3}, {0, 1}, {0.5, 1}}), 2);
+  const auto waits = simulated_waits(tasks_at({{0, 1}, {0, 3}, {0, 1}, {0.5, 1}}), 2);
   // Cores free at 1 and 3: the third starts at 1, the fourth when it frees at 2.
   EXPECT_EQ(waits_ns(waits), (std::vector<std::int64_t>{0, 0, 1'000'000'000, 1'500'000'000}));
 }

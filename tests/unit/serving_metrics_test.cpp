@@ -119,7 +119,7 @@ TEST(ServingMetrics, MaxConcurrentRequestsAsTheyComeEqualsTheSweep) {
     std::vector<std::pair<SimTime, SimTime>> intervals;
     int arrival = 0;
     for (int i = 0; i < 200; ++i) {
-      arrival += next(3);  // whole seconds: many ties
+      arrival += next(3);                      // whole seconds: many ties
       const int response = arrival + next(6);  // sometimes an instant request
       requests.push_back({double(arrival), double(response), double(response), 2});
       intervals.emplace_back(at(arrival), at(response));
@@ -127,8 +127,7 @@ TEST(ServingMetrics, MaxConcurrentRequestsAsTheyComeEqualsTheSweep) {
     feed(metrics, requests);
     Summary s;
     metrics.append_to(s);
-    EXPECT_EQ(*s.get("max_concurrent_requests"),
-              static_cast<double>(peak_concurrency(intervals)))
+    EXPECT_EQ(*s.get("max_concurrent_requests"), static_cast<double>(peak_concurrency(intervals)))
         << round;
   }
 }

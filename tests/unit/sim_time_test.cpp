@@ -23,8 +23,16 @@ TEST(SimTime, SecondsRoundOnceHalfAwayFromZero) {
 // The inline rounding against libm's llround: halves, just below and above
 // them, both signs, every magnitude up to the clock's limit.
 TEST(SimTime, SecondsToNsIsLlroundOfTheScaledValue) {
-  std::vector<double> seconds = {0, -0.0, 0.5e-9, -0.5e-9, 1.5e-9, 0.49999999999999994e-9,
-                                 4503599627370495.5e-9, 4503599627370497e-9, 9.2e9, -9.2e9,
+  std::vector<double> seconds = {0,
+                                 -0.0,
+                                 0.5e-9,
+                                 -0.5e-9,
+                                 1.5e-9,
+                                 0.49999999999999994e-9,
+                                 4503599627370495.5e-9,
+                                 4503599627370497e-9,
+                                 9.2e9,
+                                 -9.2e9,
                                  9223372036.854774};
   std::mt19937_64 bits(7);
   for (int i = 0; i < 200000; ++i) {
