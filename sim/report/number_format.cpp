@@ -11,25 +11,44 @@ void append_integer(std::string& out, std::int64_t value) {
   out.append(buffer, result.ptr);
 }
 
-void append_seconds9(std::string& out, std::int64_t ns) {
+char* write_integer(char* at, std::int64_t value) {
+  return std::to_chars(at, at + 24, value).ptr;
+}
+
+char* write_shortest(char* at, double value) {
+  return std::to_chars(at, at + 32, value).ptr;
+}
+
+char* write_seconds9(char* at, std::int64_t ns) {
   std::uint64_t magnitude;
   if (ns < 0) {
-    out += '-';
+    *at++ = '-';
     magnitude = 0 - static_cast<std::uint64_t>(ns);
   } else {
     magnitude = static_cast<std::uint64_t>(ns);
   }
-  char buffer[24];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), magnitude / 1'000'000'000);
-  out.append(buffer, result.ptr);
-  out += '.';
+  at = std::to_chars(at, at + 20, magnitude / 1'000'000'000).ptr;
+  *at++ = '.';
+  // Nine digits, two at a time from a table of 00..99, the last one alone.
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
   std::uint64_t fraction = magnitude % 1'000'000'000;
-  char digits[9];
-  for (int i = 8; i >= 0; --i) {
-    digits[i] = static_cast<char>('0' + fraction % 10);
-    fraction /= 10;
+  at[8] = static_cast<char>('0' + fraction % 10);
+  fraction /= 10;
+  for (int i = 6; i >= 0; i -= 2) {
+    const std::size_t pair = 2 * (fraction % 100);
+    at[i] = kPairs[pair];
+    at[i + 1] = kPairs[pair + 1];
+    fraction /= 100;
   }
-  out.append(digits, 9);
+  return at + 9;
+}
+
+void append_seconds9(std::string& out, std::int64_t ns) {
+  char buffer[kSeconds9Max];
+  out.append(buffer, write_seconds9(buffer, ns));
 }
 
 std::string seconds9(std::int64_t ns) {

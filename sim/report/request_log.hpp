@@ -12,7 +12,7 @@ namespace infersim {
 
 class RequestLog : public RequestObserver {
  public:
-  explicit RequestLog(std::size_t expected_requests = 0) { outcomes_.reserve(expected_requests); }
+  explicit RequestLog(std::size_t expected_requests = 0);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
   void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
 
