@@ -12,6 +12,8 @@
 #include <immintrin.h>
 #endif
 
+#include "core/mapped_file.hpp"
+
 namespace infersim {
 namespace {
 
@@ -193,15 +195,11 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw std::runtime_error(path + ": cannot open for reading");
+  // Mapped, not read: no copy through a buffer (MappedFile reads what it
+  // cannot map, and throws std::runtime_error on what it cannot open).
+  const MappedFile file(path);
   Sha256 hash;
-  std::vector<unsigned char> chunk(1 << 20);
-  std::size_t got = 0;
-  while ((got = std::fread(chunk.data(), 1, chunk.size(), file.get())) > 0) {
-    hash.update(chunk.data(), got);
-  }
-  if (std::ferror(file.get())) throw std::runtime_error(path + ": read error");
+  hash.update(file.bytes().data(), file.bytes().size());
   return hash.hex_digest();
 }
 
