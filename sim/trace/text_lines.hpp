@@ -18,6 +18,9 @@ class TextLines {
   TextLines(std::string_view bytes, const std::string& path) : rest_(bytes), path_(path) {
     if (rest_.starts_with("\xEF\xBB\xBF")) rest_.remove_prefix(3);
   }
+  // A part of a file whose first line is line `first_line`.
+  TextLines(std::string_view part, const std::string& path, std::uint64_t first_line)
+      : rest_(part), path_(path), number_(first_line - 1) {}
   bool next(std::string_view& line) {
     if (rest_.empty()) return false;
     ++number_;
@@ -31,6 +34,8 @@ class TextLines {
     return true;
   }
   std::uint64_t number() const { return number_; }
+  // What is left to read.
+  std::string_view rest() const { return rest_; }
 
  private:
   std::string_view rest_;

@@ -369,6 +369,46 @@ TEST_F(AzureCsvReader, ReadsAFileThatCannotBeMapped) {
   EXPECT_EQ(contexts(trace), (std::vector<std::uint32_t>{1, 3}));
 }
 
+// A file over 8 MiB is read in two halves on two threads: the same records
+// in the same order, and an error names its line in either half, the
+// earlier one when both have one.
+class LargeAzureFile : public AzureCsvReader {
+ protected:
+  static constexpr int kRows = 400'000;  // about 13 MiB
+  std::string rows(int bad_row_a = -1, int bad_row_b = -1) {
+    std::string text = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    for (int i = 0; i < kRows; ++i) {
+      const int s = i / 100;
+      text += "2023-11-16 " + std::to_string(10 + s / 3600) + ":" + two(s / 60 % 60) + ":" +
+              two(s % 60) + "." + std::to_string(100000 + i % 100) + "," +
+              (i == bad_row_a || i == bad_row_b ? std::string("x") : std::to_string(i % 977)) +
+              "," + std::to_string(i % 13) + "\n";
+    }
+    return text;
+  }
+  static std::string two(int v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+};
+
+TEST_F(LargeAzureFile, ReadsEveryRowInOrder) {
+  const Trace trace = read_azure_csv(write_temp_file("large", rows()));
+  ASSERT_EQ(trace.records.size(), static_cast<std::size_t>(kRows));
+  EXPECT_EQ(trace.out_of_order, 0u);
+  for (int i = 0; i < kRows; i += 997) {
+    EXPECT_EQ(trace.records[i].context_tokens, static_cast<std::uint32_t>(i % 977)) << i;
+    EXPECT_EQ(trace.records[i].generated_tokens, static_cast<std::uint32_t>(i % 13)) << i;
+  }
+  EXPECT_EQ(trace.records.back().context_tokens, static_cast<std::uint32_t>((kRows - 1) % 977));
+}
+
+TEST_F(LargeAzureFile, ErrorsNameTheirLineInEitherHalfAndTheEarlierWins) {
+  // Row i is on line i + 2.
+  const std::string late = write_temp_file("late", rows(kRows - 5));
+  EXPECT_EQ(read_error(late),
+            late + ":" + std::to_string(kRows - 5 + 2) + ": ContextTokens: 'x' is not a number");
+  const std::string both = write_temp_file("both", rows(10, kRows - 5));
+  EXPECT_EQ(read_error(both), both + ":12: ContextTokens: 'x' is not a number");
+}
+
 TEST_F(AzureCsvReader, TooFewFieldsNamesTheLine) {
   const std::string path = write_temp_file("toofew",
                                            "TIMESTAMP,ContextTokens,GeneratedTokens\n"
