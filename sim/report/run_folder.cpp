@@ -69,7 +69,7 @@ RunFolder RunFolder::prepare(const std::string& requested, const std::string& mo
     fs::path candidate = base;
     for (int i = 2; fs::exists(candidate); ++i)
       candidate = base.string() + "-" + std::to_string(i);
-    return RunFolder(candidate);
+    return RunFolder(candidate, false);
   }
   const fs::path path(requested);
   std::error_code error;
@@ -77,17 +77,57 @@ RunFolder RunFolder::prepare(const std::string& requested, const std::string& mo
     if (!fs::is_directory(path, error)) {
       throw OutputError(requested + ": exists and is not a folder");
     }
-    if (!fs::is_empty(path, error) && !force) {
-      throw OutputError(requested +
-                        ": already holds files; pass --force to overwrite them, or choose another "
-                        "--output");
+    if (!fs::is_empty(path, error)) {
+      if (!force) {
+        throw OutputError(requested +
+                          ": already holds files; pass --force to overwrite them, or choose "
+                          "another --output");
+      }
+      return RunFolder(path, true);
     }
   }
-  return RunFolder(path);
+  return RunFolder(path, false);
 }
+
+namespace {
+
+// Every name a run, a sweep or a capacity search writes in its folder (and in
+// a mode's subfolder); plots/ holds only .gp and .svg files.
+constexpr const char* kOwnFiles[] = {"requests.csv",  "summary.json",   "summary.csv",
+                                     "settings.json", "timeseries.csv", "cdf.csv",
+                                     "report.html",   "measured.csv",   "replications.csv",
+                                     "sweep.csv",     "shard.json",     "capacity.json"};
+
+void remove_own_files(const fs::path& dir) {
+  std::error_code error;
+  for (const char* name : kOwnFiles) {
+    fs::remove(dir / name, error);
+    if (error) throw OutputError((dir / name).string() + ": cannot remove: " + error.message());
+  }
+  const fs::path plots = dir / "plots";
+  if (fs::is_directory(plots, error)) {
+    for (const auto& entry : fs::directory_iterator(plots, error)) {
+      const fs::path& p = entry.path();
+      if (p.extension() == ".gp" || p.extension() == ".svg") fs::remove(p, error);
+    }
+    fs::remove(plots, error);  // only when empty; an error here leaves it
+  }
+}
+
+}  // namespace
 
 void RunFolder::create() const {
   std::error_code error;
+  if (replace_) {
+    remove_own_files(path_);
+    for (const char* mode : {"recorded", "synthetic"}) {
+      if (fs::is_directory(path_ / mode, error)) {
+        remove_own_files(path_ / mode);
+        fs::remove(path_ / mode, error);  // only when empty
+      }
+    }
+    error.clear();
+  }
   fs::create_directories(path_, error);
   if (error)
     throw OutputError(path_.string() + ": cannot create the run folder: " + error.message());

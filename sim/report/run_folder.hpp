@@ -53,13 +53,17 @@ class RunFolder {
   static RunFolder prepare(const std::string& requested, const std::string& mode, bool force);
 
   const std::filesystem::path& path() const { return path_; }
-  // Creates the folder (and parents).
+  // Creates the folder (and parents). Over a folder kept with `force`, first
+  // removes what an earlier run left under infersim's own file names
+  // (requests.csv, summary.json, plots/, recorded/, ...), so no file of that
+  // run is taken for one of this run; other files are left alone.
   void create() const;
   std::filesystem::path file(const std::string& name) const { return path_ / name; }
 
  private:
-  explicit RunFolder(std::filesystem::path path) : path_(std::move(path)) {}
+  RunFolder(std::filesystem::path path, bool replace) : path_(std::move(path)), replace_(replace) {}
   std::filesystem::path path_;
+  bool replace_ = false;  // an earlier run's files are there, and --force was given
 };
 
 }  // namespace infersim

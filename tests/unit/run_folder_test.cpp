@@ -73,6 +73,30 @@ TEST(RunFolder, ForceWritesOverAnotherRun) {
   EXPECT_THAT(test::read_file(output / "summary.json"), HasSubstr("\"requests\": 2"));
 }
 
+// A compare run with requests.csv, plots and a note of the user's, then a
+// recorded run without requests.csv over it: nothing of the first run is left
+// to be taken for the second's, and the note stays.
+TEST(RunFolder, ForceLeavesNoFileOfTheEarlierRunButOthersAlone) {
+  const fs::path dir = test::fresh_dir();
+  const std::string trace = test::write_file(dir / "t.csv", kTrace).string();
+  const fs::path output = dir / "run";
+  auto first = test::run_cli({"run", "--trace", trace, "--output", output.string(), "--per-request",
+                              "csv", "--plots", "none"});
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_TRUE(fs::exists(output / "recorded" / "requests.csv"));
+  fs::create_directories(output / "plots");
+  test::write_file(output / "plots" / "wait.svg", "<svg/>");
+  test::write_file(output / "notes.txt", "mine\n");
+  const auto second =
+      test::run_cli({"run", "--recorded", "--trace", trace, "--output", output.string(), "--force",
+                     "--plots", "none", "--per-request", "none"});
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(listing(output),
+            (std::vector<std::string>{"cdf.csv", "notes.txt", "report.html", "settings.json",
+                                      "summary.csv", "summary.json", "timeseries.csv"}));
+  EXPECT_EQ(test::read_file(output / "notes.txt"), "mine\n");
+}
+
 TEST(RunFolder, AnEmptyFolderIsNotAnotherRun) {
   const fs::path dir = test::fresh_dir();
   const std::string trace = test::write_file(dir / "t.csv", kTrace).string();
