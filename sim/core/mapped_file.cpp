@@ -17,7 +17,7 @@ MappedFile::MappedFile(const std::string& path) {
   struct stat info {};
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
     void* p = ::mmap(nullptr, static_cast<std::size_t>(info.st_size), PROT_READ,
-                     MAP_PRIVATE | MAP_POPULATE, fd, 0);
+                     MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
       ::madvise(p, static_cast<std::size_t>(info.st_size), MADV_SEQUENTIAL);
       data_ = static_cast<const char*>(p);
