@@ -87,9 +87,13 @@ done
 first=$(echo "$sizes" | awk '{ print $1 }')
 last=$(echo "$sizes" | awk '{ print $NF }')
 if [ "$first" != "$last" ]; then
-  flat=$(awk -v a="${per_request_s[$last]}" -v b="${per_request_s[$first]}" 'BEGIN { printf "%.2f", a / b }')
-  echo "  per-request cost from $first to $last: ${per_request_s[$first]} s -> ${per_request_s[$last]} s," \
-    "ratio $flat (target within 1.5): $(verdict "$flat" 1.5)"
+  # Flat both ways: the larger per-request cost over the smaller.
+  spread=$(awk -v a="${per_request_s[$last]}" -v b="${per_request_s[$first]}" \
+    'BEGIN { r = a / b; if (r < 1) r = 1 / r; printf "%.2f", r }')
+  trend=$(awk -v a="${per_request_s[$last]}" -v b="${per_request_s[$first]}" \
+    'BEGIN { print (a > b ? "grows" : "falls") }')
+  echo "  per-request cost from $first to $last: ${per_request_s[$first]} s -> ${per_request_s[$last]} s" \
+    "($trend; spread $spread, target within 1.5): $(verdict "$spread" 1.5)"
 fi
 
 if [ -x "$build/engine_bench" ]; then
@@ -97,4 +101,8 @@ if [ -x "$build/engine_bench" ]; then
   echo "Event engine, hold model (events per second; target 2e7 at queue size 10^3):"
   "$build/engine_bench" --benchmark_min_time=0.2 2>/dev/null |
     awk '/^Hold/ { for (i = 1; i <= NF; i++) if ($i ~ /events_per_s=/) { split($i, p, "="); print "  " $1, p[2] } }'
+  echo
+  echo "Filling memory (bytes per second): fresh pages against pages touched before:"
+  "$build/engine_bench" --benchmark_filter='^Fill' --benchmark_min_time=0.5 2>/dev/null |
+    awk '/^Fill/ { for (i = 1; i <= NF; i++) if ($i ~ /bytes_per_second=/) { split($i, p, "="); v[$1] = p[2]; print "  " $1, p[2] } }'
 fi
