@@ -45,19 +45,6 @@ std::optional<double> sorted_percentile(const std::vector<double>& sorted, doubl
   return interpolate(sorted[below], sorted[above], index);
 }
 
-namespace {
-
-// sorted_percentile on sorted nanosecond counts, in seconds.
-double sorted_percentile_seconds(const std::vector<std::int64_t>& sorted, double q) {
-  const double index = static_cast<double>(sorted.size() - 1) * q;
-  const auto below = static_cast<std::size_t>(std::floor(index));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  const double a = Duration::ns(sorted[below]).seconds();
-  if (above == below) return a;
-  return interpolate(a, Duration::ns(sorted[above]).seconds(), index);
-}
-
-}  // namespace
 
 std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals) {
   // +1 at each start, -1 at each end; at equal times -1 sorts first.
@@ -119,7 +106,6 @@ void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOut
     std::push_heap(in_flight_.begin(), in_flight_.end(), later);
     peak_in_flight_ = std::max<std::uint64_t>(peak_in_flight_, in_flight_.size());
   }
-  cdf_sorted_ = false;
 
   if (knobs_.goodput) {
     const GoodputBounds& g = *knobs_.goodput;
@@ -133,29 +119,15 @@ void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOut
   }
 }
 
-void ServingMetrics::sort_for_cdf() {
-  if (cdf_sorted_) return;
-  std::vector<std::int64_t> scratch;
-  radix_sort(samples_.wait_ns, scratch);
-  radix_sort(samples_.ttft_ns, scratch);
-  cdf_sorted_ = true;
-}
-
 void ServingMetrics::append_to(Summary& summary) {
   auto add = [&](const std::string& key, std::optional<double> value, bool integer = false) {
     if (!has_key(summary, key)) summary.add(key, value, integer);
-  };
-  // Selection, not a sort; the CDF's sorted arrays are read as they are.
-  auto nth = [&](std::vector<std::int64_t>& ns, double q) -> std::optional<double> {
-    if (ns.empty()) return std::nullopt;
-    const bool sorted = cdf_sorted_ && (&ns == &samples_.wait_ns || &ns == &samples_.ttft_ns);
-    return sorted ? sorted_percentile_seconds(ns, q) : percentile_seconds(ns, q);
   };
   auto distribution = [&](const std::string& metric, std::optional<double> mean,
                           std::vector<std::int64_t>& ns) {
     add(metric + "_mean_s", mean);
     for (const double p : knobs_.percentiles)
-      add(percentile_key(metric, p), nth(ns, p / 100));
+      add(percentile_key(metric, p), samples_.percentile(ns, p / 100));
   };
   distribution("ttft", mean_s(ttft_total_ns_, n_), samples_.ttft_ns);
   add("tpot_mean_s",
@@ -193,13 +165,13 @@ void ServingMetrics::append_to(Summary& summary) {
 LatencyCdf ServingMetrics::cdf(std::size_t max_points) {
   LatencyCdf out;
   if (n_ == 0) return out;
-  sort_for_cdf();
+  samples_.sort();
   const std::size_t points = std::min<std::size_t>(n_, std::max<std::size_t>(max_points, 2));
   for (std::size_t i = 0; i < points; ++i) {
     const double q = points == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(points - 1);
     out.fraction.push_back(q);
-    out.wait_s.push_back(sorted_percentile_seconds(samples_.wait_ns, q));
-    out.ttft_s.push_back(sorted_percentile_seconds(samples_.ttft_ns, q));
+    out.wait_s.push_back(*sorted_percentile_seconds(samples_.wait_ns, q));
+    out.ttft_s.push_back(*sorted_percentile_seconds(samples_.ttft_ns, q));
   }
   return out;
 }

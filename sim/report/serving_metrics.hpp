@@ -79,7 +79,6 @@ class ServingMetrics : public RequestObserver {
 
  private:
   __extension__ using Int128 = __int128;
-  void sort_for_cdf();
 
   ServingMetricsKnobs knobs_;
   std::uint64_t n_ = 0;
@@ -98,7 +97,6 @@ class ServingMetrics : public RequestObserver {
   std::vector<std::int64_t> in_flight_;
   std::uint64_t peak_in_flight_ = 0;
   SimTime last_arrival_;
-  bool cdf_sorted_ = false;  // wait and ttft sorted for the CDF
 };
 
 }  // namespace infersim

@@ -63,6 +63,30 @@ std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q
   return select_percentile(ns, q, [](std::int64_t v) { return Duration::ns(v).seconds(); });
 }
 
+std::optional<double> sorted_percentile_seconds(const std::vector<std::int64_t>& sorted,
+                                                double q) {
+  if (sorted.empty()) return std::nullopt;
+  const double index = static_cast<double>(sorted.size() - 1) * q;
+  const auto below = static_cast<std::size_t>(std::floor(index));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double a = Duration::ns(sorted[below]).seconds();
+  if (above == below) return a;
+  return interpolate(a, Duration::ns(sorted[above]).seconds(), index);
+}
+
+void LatencySamples::sort() {
+  if (sorted) return;
+  std::vector<std::int64_t> scratch;
+  for (auto* v : {&e2el_ns, &ttft_ns, &wait_ns})
+    radix_sort(*v, scratch);
+  sorted = true;
+}
+
+std::optional<double> LatencySamples::percentile(const std::vector<std::int64_t>& ns, double q) {
+  sort();
+  return sorted_percentile_seconds(ns, q);
+}
+
 void LatencySamples::reserve(std::size_t requests) {
   for (auto* v : {&e2el_ns, &ttft_ns, &wait_ns})
     reserve_large(*v, requests);
@@ -112,14 +136,14 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   s.add("avg_wait_s", average(waiting_s, n));
   s.add("avg_makespan_ok_s", average(ns_to_s(makespan_ok_ns_), static_cast<double>(met_)));
   s.add("avg_budget_s", average(ns_to_s(budget_ns_), n));
-  s.add("makespan_p50_s", percentile_seconds(samples_->e2el_ns, 0.50));
-  s.add("makespan_p90_s", percentile_seconds(samples_->e2el_ns, 0.90));
-  s.add("makespan_p99_s", percentile_seconds(samples_->e2el_ns, 0.99));
-  s.add("ttft_p50_s", percentile_seconds(samples_->ttft_ns, 0.50));
-  s.add("ttft_p90_s", percentile_seconds(samples_->ttft_ns, 0.90));
-  s.add("ttft_p99_s", percentile_seconds(samples_->ttft_ns, 0.99));
-  s.add("wait_p50_s", percentile_seconds(samples_->wait_ns, 0.50));
-  s.add("wait_p99_s", percentile_seconds(samples_->wait_ns, 0.99));
+  s.add("makespan_p50_s", samples_->percentile(samples_->e2el_ns, 0.50));
+  s.add("makespan_p90_s", samples_->percentile(samples_->e2el_ns, 0.90));
+  s.add("makespan_p99_s", samples_->percentile(samples_->e2el_ns, 0.99));
+  s.add("ttft_p50_s", samples_->percentile(samples_->ttft_ns, 0.50));
+  s.add("ttft_p90_s", samples_->percentile(samples_->ttft_ns, 0.90));
+  s.add("ttft_p99_s", samples_->percentile(samples_->ttft_ns, 0.99));
+  s.add("wait_p50_s", samples_->percentile(samples_->wait_ns, 0.50));
+  s.add("wait_p99_s", samples_->percentile(samples_->wait_ns, 0.99));
   s.add("utilization", core_time > 0
                            ? std::optional<double>(static_cast<double>(exec_ns_) / core_time)
                            : std::nullopt);

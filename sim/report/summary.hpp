@@ -44,15 +44,26 @@ double interpolate(double below, double above, double index);
 // Every request's latencies as nanosecond counts, for exact percentiles: the
 // makespan (E2E latency), the time to first token and the wait. Kept once a
 // run; the summary and the serving figures read the same arrays.
+// Sorted once (a radix sort each), every percentile is then read off them.
 struct LatencySamples {
   std::vector<std::int64_t> e2el_ns, ttft_ns, wait_ns;
+  bool sorted = false;
   void reserve(std::size_t requests);
   void add(Duration e2el, Duration ttft, Duration wait) {
     e2el_ns.push_back(e2el.count_ns());
     ttft_ns.push_back(ttft.count_ns());
     wait_ns.push_back(wait.count_ns());
+    sorted = false;
   }
+  // Sorts the three arrays, unless they are.
+  void sort();
+  // `percentile_seconds` of one of the three arrays, read off it once sorted.
+  std::optional<double> percentile(const std::vector<std::int64_t>& ns, double q);
 };
+
+// The percentile of ns counts sorted in increasing order, in seconds, as
+// `percentile_seconds` gives it.
+std::optional<double> sorted_percentile_seconds(const std::vector<std::int64_t>& sorted, double q);
 
 // Listens to the edge model and accumulates, in request id order, what the
 // summary needs. Keeps its own latency samples, or, given `shared`, reads

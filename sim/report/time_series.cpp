@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/input_error.hpp"
+#include "core/fixed_divisor.hpp"
 #include "core/large_array.hpp"
 #include "report/number_format.hpp"
 #include "report/summary.hpp"
@@ -16,11 +17,11 @@ __extension__ typedef __int128 Int128;
 class SliceGrid {
  public:
   SliceGrid(std::int64_t slice_ns, std::int64_t end_ns, std::size_t count)
-      : slice_ns_(slice_ns), end_ns_(end_ns), count_(count) {}
+      : slice_ns_(slice_ns), end_ns_(end_ns), count_(count), divide_(slice_ns) {}
   std::size_t count() const { return count_; }
   std::size_t of(std::int64_t t) const {
-    if (t <= 0) return 0;
-    return static_cast<std::size_t>(std::min<std::int64_t>(t / slice_ns_, count_ - 1));
+    return static_cast<std::size_t>(
+        std::min<std::int64_t>(divide_(t), static_cast<std::int64_t>(count_) - 1));
   }
   std::int64_t start(std::size_t k) const { return static_cast<std::int64_t>(k) * slice_ns_; }
   // (k+1)*S stays below the end for every slice but the last, so it fits.
@@ -30,6 +31,7 @@ class SliceGrid {
   std::int64_t slice_ns_;
   std::int64_t end_ns_;
   std::size_t count_;
+  FixedDivisor divide_;
 };
 
 // A count that steps up at each of `ups` and down at each of `downs` (both
@@ -46,9 +48,17 @@ Level sweep(const std::vector<std::int64_t>& ups, const std::vector<std::int64_t
   Level out{std::vector<Int128>(grid.count(), 0), std::vector<std::uint64_t>(grid.count(), 0)};
   std::int64_t level = 0;
   std::int64_t t = 0;
+  // The slice of an instant, the instants never decreasing: a pointer moved
+  // forward rather than a division.
+  std::size_t current = 0;
+  auto slice_of = [&](std::int64_t x) {
+    while (current + 1 < grid.count() && x >= grid.end(current))
+      ++current;
+    return current;
+  };
   auto hold_until = [&](std::int64_t to) {  // the level holds over [t, to)
     while (t < to) {
-      const std::size_t k = grid.of(t);
+      const std::size_t k = slice_of(t);
       const std::int64_t upto = k + 1 == grid.count() ? to : std::min(to, grid.end(k));
       out.integral_ns[k] += static_cast<Int128>(level) * (upto - t);
       out.peak[k] = std::max(out.peak[k], static_cast<std::uint64_t>(level));
@@ -64,7 +74,7 @@ Level sweep(const std::vector<std::int64_t>& ups, const std::vector<std::int64_t
       --level;
     for (; u < ups.size() && ups[u] == time; ++u)
       ++level;
-    const std::size_t k = grid.of(time);
+    const std::size_t k = slice_of(time);
     out.peak[k] =
         std::max(out.peak[k], static_cast<std::uint64_t>(std::max<std::int64_t>(level, 0)));
   }
@@ -74,22 +84,21 @@ Level sweep(const std::vector<std::int64_t>& ups, const std::vector<std::int64_t
 
 // Slice index t / S, at most kMaxSlices (the tallies past it fold into the
 // last slice, or the run has too many slices and is refused).
-std::size_t raw_slice(SimTime t, Duration slice) {
-  if (t.count_ns() <= 0 || slice.count_ns() <= 0) return 0;
-  return static_cast<std::size_t>(
-      std::min<std::int64_t>(t.count_ns() / slice.count_ns(), kMaxSlices));
+std::size_t raw_slice(SimTime t, const FixedDivisor& divide) {
+  return static_cast<std::size_t>(std::min<std::int64_t>(divide(t.count_ns()), kMaxSlices));
 }
 
 }  // namespace
 
 TimeSeriesCollector::TimeSeriesCollector(Duration slice, std::size_t expected_requests)
-    : slice_(slice) {
+    : slice_(slice), divide_(std::max<std::int64_t>(slice.count_ns(), 1)) {
   for (auto* v : {&server_arrival_ns_, &start_ns_, &finish_ns_})
     reserve_large(*v, expected_requests);
 }
 
 TimeSeriesCollector::Tally& TimeSeriesCollector::tally_at(SimTime t) {
-  const std::size_t k = raw_slice(t, slice_);
+  if (slice_.count_ns() <= 0) return tallies_.empty() ? tallies_.emplace_back() : tallies_[0];
+  const std::size_t k = raw_slice(t, divide_);
   if (k >= tallies_.size()) tallies_.resize(std::max(k + 1, 2 * tallies_.size()));
   return tallies_[k];
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fixed_divisor.hpp"
 #include "core/sim_time.hpp"
 #include "model/energy_model.hpp"
 #include "model/request_observer.hpp"
@@ -70,6 +71,7 @@ class TimeSeriesCollector : public RequestObserver {
   };
   Tally& tally_at(SimTime t);
   Duration slice_;
+  FixedDivisor divide_;  // by the slice's nanoseconds (1 when it is not positive)
   std::vector<Tally> tallies_;
   SimTime last_response_;
   std::vector<std::int64_t> server_arrival_ns_, start_ns_, finish_ns_;
