@@ -17,7 +17,8 @@ TEST(FixedDivisor, EqualsIntegerDivision) {
                                std::int64_t{60'000'000'000}, std::int64_t{3'600'000'000'000},
                                std::int64_t{1} << 40, kMax / 3, kMax}) {
     const FixedDivisor divide(s);
-    std::vector<std::int64_t> ts = {0, 1, s - 1, s, s + 1, 2 * (s / 2), kMax, kMax - 1};
+    std::vector<std::int64_t> ts = {0, 1, s - 1, s, 2 * (s / 2), kMax, kMax - 1};
+    if (s < kMax) ts.push_back(s + 1);
     for (int i = 0; i < 20000; ++i) {
       const auto t = static_cast<std::int64_t>(bits() >> (1 + bits() % 63));
       ts.push_back(t);
