@@ -215,7 +215,9 @@ TEST(ExtremeScale, TenMillionRequestsInMemory) {
             static_cast<double>(kRequests));
   EXPECT_EQ(r.events, 2 * kRequests);
   for (const Figure& f : r.summary.figures()) {
-    if (f.value) EXPECT_TRUE(std::isfinite(*f.value)) << f.key;
+    if (f.value) {
+      EXPECT_TRUE(std::isfinite(*f.value)) << f.key;
+    }
   }
   std::uint64_t arrivals = 0;
   for (const TimeSlice& slice : r.time_series.slices)
