@@ -1,8 +1,6 @@
 // Helpers for the per-request arrays (millions of elements): ask the kernel
 // for transparent huge pages where it gives them on request, since a page
-// fault a 4 KiB page dominates filling such an array on virtual machines; and
-// sort non-negative or signed 64-bit keys by radix, several times faster than
-// a comparison sort at these sizes.
+// fault a 4 KiB page dominates filling such an array on virtual machines.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +21,5 @@ void reserve_large(Vector& v, std::size_t n) {
   v.reserve(n);
   prefer_huge_pages(v.data(), v.capacity() * sizeof(typename Vector::value_type));
 }
-
-// Sorts the values in increasing order: a least-significant-digit radix sort
-// on 11-bit digits, skipping the digits every value shares. `scratch` is
-// resized to values.size() and used as the second buffer.
-void radix_sort(std::vector<std::int64_t>& values, std::vector<std::int64_t>& scratch);
-void radix_sort(std::vector<std::int64_t>& values);
 
 }  // namespace infersim

@@ -45,7 +45,6 @@ std::optional<double> sorted_percentile(const std::vector<double>& sorted, doubl
   return interpolate(sorted[below], sorted[above], index);
 }
 
-
 std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals) {
   // +1 at each start, -1 at each end; at equal times -1 sorts first.
   std::vector<std::pair<std::int64_t, int>> events;
@@ -68,6 +67,12 @@ ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_r
     : knobs_(std::move(knobs)) {
   samples_.reserve(expected_requests);
   reserve_large(tpot_s_, expected_requests);
+  for (const double p : knobs_.percentiles) {
+    for (const auto m : {LatencySamples::kTtft, LatencySamples::kE2el, LatencySamples::kWait})
+      samples_.want(m, p / 100);
+  }
+  samples_.want_cdf(LatencySamples::kWait, kCdfPoints);
+  samples_.want_cdf(LatencySamples::kTtft, kCdfPoints);
 }
 
 void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
@@ -124,19 +129,23 @@ void ServingMetrics::append_to(Summary& summary) {
     if (!has_key(summary, key)) summary.add(key, value, integer);
   };
   auto distribution = [&](const std::string& metric, std::optional<double> mean,
-                          std::vector<std::int64_t>& ns) {
+                          LatencySamples::Metric m) {
     add(metric + "_mean_s", mean);
     for (const double p : knobs_.percentiles)
-      add(percentile_key(metric, p), samples_.percentile(ns, p / 100));
+      add(percentile_key(metric, p), samples_.percentile(m, p / 100));
   };
-  distribution("ttft", mean_s(ttft_total_ns_, n_), samples_.ttft_ns);
+  distribution("ttft", mean_s(ttft_total_ns_, n_), LatencySamples::kTtft);
   add("tpot_mean_s",
       tpot_s_.empty() ? std::nullopt
                       : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_s_.size())));
+  std::vector<double> fractions;
   for (const double p : knobs_.percentiles)
-    add(percentile_key("tpot", p), percentile(tpot_s_, p / 100));
-  distribution("e2el", mean_s(e2el_total_ns_, n_), samples_.e2el_ns);
-  distribution("wait", mean_s(wait_total_ns_, n_), samples_.wait_ns);
+    fractions.push_back(p / 100);
+  const std::vector<std::optional<double>> tpot = percentiles(tpot_s_, fractions);
+  for (std::size_t i = 0; i < fractions.size(); ++i)
+    add(percentile_key("tpot", knobs_.percentiles[i]), tpot[i]);
+  distribution("e2el", mean_s(e2el_total_ns_, n_), LatencySamples::kE2el);
+  distribution("wait", mean_s(wait_total_ns_, n_), LatencySamples::kWait);
 
   std::optional<double> duration_s;
   if (first_arrival_ && last_response_ > *first_arrival_) {
@@ -165,13 +174,10 @@ void ServingMetrics::append_to(Summary& summary) {
 LatencyCdf ServingMetrics::cdf(std::size_t max_points) {
   LatencyCdf out;
   if (n_ == 0) return out;
-  samples_.sort();
-  const std::size_t points = std::min<std::size_t>(n_, std::max<std::size_t>(max_points, 2));
-  for (std::size_t i = 0; i < points; ++i) {
-    const double q = points == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(points - 1);
+  for (const double q : LatencySamples::cdf_fractions(n_, max_points)) {
     out.fraction.push_back(q);
-    out.wait_s.push_back(*sorted_percentile_seconds(samples_.wait_ns, q));
-    out.ttft_s.push_back(*sorted_percentile_seconds(samples_.ttft_ns, q));
+    out.wait_s.push_back(*samples_.percentile(LatencySamples::kWait, q));
+    out.ttft_s.push_back(*samples_.percentile(LatencySamples::kTtft, q));
   }
   return out;
 }

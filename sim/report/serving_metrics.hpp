@@ -71,9 +71,11 @@ class ServingMetrics : public RequestObserver {
   // Appends the serving figures to `summary`, after what it holds, skipping a
   // key it already has (ttft_p50_s is one of OUTPUT.md's). Call once.
   void append_to(Summary& summary);
+  // The CDF's points when not told otherwise (cdf.csv).
+  static constexpr std::size_t kCdfPoints = 1001;
   // Up to `max_points` evenly spaced fractions from 0 to 1 (every request's
   // value when there are fewer requests). Call after append_to or alone.
-  LatencyCdf cdf(std::size_t max_points = 1001);
+  LatencyCdf cdf(std::size_t max_points = kCdfPoints);
   // Every request's E2E latency, TTFT and wait (SummaryCollector can read them).
   LatencySamples& samples() { return samples_; }
 

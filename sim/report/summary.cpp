@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/large_array.hpp"
+#include "core/order_statistics.hpp"
 
 namespace infersim {
 namespace {
@@ -13,6 +14,13 @@ __extension__ typedef __int128 Int128;
 
 double ns_to_s(Int128 ns) {
   return static_cast<double>(ns) / 1e9;
+}
+
+// The two ranks NumPy's default interpolation reads for q, as `percentile`.
+std::pair<std::size_t, std::size_t> ranks_of(std::size_t n, double q) {
+  const double index = static_cast<double>(n - 1) * q;
+  const auto below = static_cast<std::size_t>(std::floor(index));
+  return {below, std::min(below + 1, n - 1)};
 }
 
 }  // namespace
@@ -59,42 +67,109 @@ std::optional<double> percentile(std::vector<double>& values, double q) {
   return select_percentile(values, q, [](double v) { return v; });
 }
 
+std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
+                                               const std::vector<double>& qs) {
+  std::vector<std::optional<double>> out(qs.size());
+  const std::size_t n = values.size();
+  if (n == 0) return out;
+  std::vector<std::size_t> ranks;
+  for (const double q : qs) {
+    const auto [below, above] = ranks_of(n, q);
+    ranks.push_back(below);
+    ranks.push_back(above);
+  }
+  const double* data = values.data();
+  const std::vector<std::uint64_t> keys = select_ranks(
+      n, [data](std::size_t i) { return order_key(data[i]); }, std::span(ranks));
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    const double a = double_of_order_key(keys[2 * i]);
+    out[i] = ranks[2 * i] == ranks[2 * i + 1] ? a
+                                              : interpolate(a, double_of_order_key(keys[2 * i + 1]),
+                                                            static_cast<double>(n - 1) * qs[i]);
+  }
+  return out;
+}
+
 std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q) {
   return select_percentile(ns, q, [](std::int64_t v) { return Duration::ns(v).seconds(); });
 }
 
-std::optional<double> sorted_percentile_seconds(const std::vector<std::int64_t>& sorted,
-                                                double q) {
-  if (sorted.empty()) return std::nullopt;
-  const double index = static_cast<double>(sorted.size() - 1) * q;
-  const auto below = static_cast<std::size_t>(std::floor(index));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
-  const double a = Duration::ns(sorted[below]).seconds();
-  if (above == below) return a;
-  return interpolate(a, Duration::ns(sorted[above]).seconds(), index);
-}
-
-void LatencySamples::sort() {
-  if (sorted) return;
-  std::vector<std::int64_t> scratch;
-  for (auto* v : {&e2el_ns, &ttft_ns, &wait_ns})
-    radix_sort(*v, scratch);
-  sorted = true;
-}
-
-std::optional<double> LatencySamples::percentile(const std::vector<std::int64_t>& ns, double q) {
-  sort();
-  return sorted_percentile_seconds(ns, q);
-}
-
 void LatencySamples::reserve(std::size_t requests) {
-  for (auto* v : {&e2el_ns, &ttft_ns, &wait_ns})
-    reserve_large(*v, requests);
+  for (std::vector<std::int64_t>& v : ns_)
+    reserve_large(v, requests);
+}
+
+void LatencySamples::forget() {
+  for (auto& k : known_)
+    k.clear();
+  selected_ = false;
+}
+
+std::vector<double> LatencySamples::cdf_fractions(std::size_t n, std::size_t max_points) {
+  std::vector<double> out;
+  if (n == 0) return out;
+  const std::size_t points = std::min<std::size_t>(n, std::max<std::size_t>(max_points, 2));
+  for (std::size_t i = 0; i < points; ++i)
+    out.push_back(points == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(points - 1));
+  return out;
+}
+
+void LatencySamples::select(Metric m, std::vector<std::size_t> ranks) {
+  const std::size_t n = size();
+  auto want_q = [&](double q) {
+    const auto [below, above] = ranks_of(n, q);
+    ranks.push_back(below);
+    ranks.push_back(above);
+  };
+  for (const double q : wanted_q_[m])
+    want_q(q);
+  if (wanted_cdf_[m] > 0) {
+    for (const double q : cdf_fractions(n, wanted_cdf_[m]))
+      want_q(q);
+  }
+  std::vector<std::pair<std::size_t, std::int64_t>>& known = known_[m];
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::erase_if(ranks, [&](std::size_t r) {
+    return std::binary_search(known.begin(), known.end(),
+                              std::pair<std::size_t, std::int64_t>(r, 0),
+                              [](const auto& a, const auto& b) { return a.first < b.first; });
+  });
+  const std::int64_t* values = ns_[m].data();
+  const std::vector<std::uint64_t> keys = select_ranks(
+      n, [values](std::size_t i) { return order_key(values[i]); }, std::span(ranks));
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    known.emplace_back(ranks[i], int64_of_order_key(keys[i]));
+  std::sort(known.begin(), known.end());
+  selected_ = true;
+}
+
+std::optional<double> LatencySamples::percentile(Metric m, double q) {
+  const std::size_t n = size();
+  if (n == 0) return std::nullopt;
+  const auto [below, above] = ranks_of(n, q);
+  auto find = [&](std::size_t rank) -> const std::int64_t* {
+    const auto& known = known_[m];
+    const auto it = std::lower_bound(
+        known.begin(), known.end(), rank,
+        [](const std::pair<std::size_t, std::int64_t>& k, std::size_t r) { return k.first < r; });
+    return it != known.end() && it->first == rank ? &it->second : nullptr;
+  };
+  if (find(below) == nullptr || find(above) == nullptr) select(m, {below, above});
+  const double a = Duration::ns(*find(below)).seconds();
+  if (above == below) return a;
+  return interpolate(a, Duration::ns(*find(above)).seconds(), static_cast<double>(n - 1) * q);
 }
 
 SummaryCollector::SummaryCollector(std::size_t expected_requests, LatencySamples* shared)
     : samples_(shared != nullptr ? shared : &own_), fills_samples_(shared == nullptr) {
   if (fills_samples_) own_.reserve(expected_requests);
+  for (const double q : {0.50, 0.90, 0.99}) {
+    samples_->want(LatencySamples::kE2el, q);
+    samples_->want(LatencySamples::kTtft, q);
+  }
+  for (const double q : {0.50, 0.99})
+    samples_->want(LatencySamples::kWait, q);
 }
 
 void SummaryCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
@@ -136,14 +211,14 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   s.add("avg_wait_s", average(waiting_s, n));
   s.add("avg_makespan_ok_s", average(ns_to_s(makespan_ok_ns_), static_cast<double>(met_)));
   s.add("avg_budget_s", average(ns_to_s(budget_ns_), n));
-  s.add("makespan_p50_s", samples_->percentile(samples_->e2el_ns, 0.50));
-  s.add("makespan_p90_s", samples_->percentile(samples_->e2el_ns, 0.90));
-  s.add("makespan_p99_s", samples_->percentile(samples_->e2el_ns, 0.99));
-  s.add("ttft_p50_s", samples_->percentile(samples_->ttft_ns, 0.50));
-  s.add("ttft_p90_s", samples_->percentile(samples_->ttft_ns, 0.90));
-  s.add("ttft_p99_s", samples_->percentile(samples_->ttft_ns, 0.99));
-  s.add("wait_p50_s", samples_->percentile(samples_->wait_ns, 0.50));
-  s.add("wait_p99_s", samples_->percentile(samples_->wait_ns, 0.99));
+  s.add("makespan_p50_s", samples_->percentile(LatencySamples::kE2el, 0.50));
+  s.add("makespan_p90_s", samples_->percentile(LatencySamples::kE2el, 0.90));
+  s.add("makespan_p99_s", samples_->percentile(LatencySamples::kE2el, 0.99));
+  s.add("ttft_p50_s", samples_->percentile(LatencySamples::kTtft, 0.50));
+  s.add("ttft_p90_s", samples_->percentile(LatencySamples::kTtft, 0.90));
+  s.add("ttft_p99_s", samples_->percentile(LatencySamples::kTtft, 0.99));
+  s.add("wait_p50_s", samples_->percentile(LatencySamples::kWait, 0.50));
+  s.add("wait_p99_s", samples_->percentile(LatencySamples::kWait, 0.99));
   s.add("utilization", core_time > 0
                            ? std::optional<double>(static_cast<double>(exec_ns_) / core_time)
                            : std::nullopt);

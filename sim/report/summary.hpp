@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/sim_time.hpp"
@@ -33,6 +34,10 @@ class Summary {
 // Percentile q in [0, 1] of the values, by linear interpolation at (n-1)*q
 // exactly as NumPy's default does it. Reorders `values`. None when empty.
 std::optional<double> percentile(std::vector<double>& values, double q);
+// `percentile` at each of `qs`, from one selection of the ranks they need
+// (core/order_statistics) rather than one a percentile; `values` is left as it is.
+std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
+                                               const std::vector<double>& qs);
 // The same percentile of nanosecond counts, in seconds: equal to `percentile`
 // over each count converted by Duration::seconds (the conversion keeps the
 // order). Selects rather than sorts; reorders `ns`.
@@ -43,27 +48,47 @@ double interpolate(double below, double above, double index);
 
 // Every request's latencies as nanosecond counts, for exact percentiles: the
 // makespan (E2E latency), the time to first token and the wait. Kept once a
-// run; the summary and the serving figures read the same arrays.
-// Sorted once (a radix sort each), every percentile is then read off them.
-struct LatencySamples {
-  std::vector<std::int64_t> e2el_ns, ttft_ns, wait_ns;
-  bool sorted = false;
+// run; the summary and the serving figures read the same arrays. A percentile
+// is read off the exact order statistics at its two ranks, selected without
+// sorting (core/order_statistics). Readers say beforehand what they will read
+// (`want`), so that one selection an array finds every rank at once; a
+// percentile not wanted is still exact, only found by a selection of its own.
+class LatencySamples {
+ public:
+  enum Metric : unsigned { kE2el = 0, kTtft = 1, kWait = 2 };
+
   void reserve(std::size_t requests);
   void add(Duration e2el, Duration ttft, Duration wait) {
-    e2el_ns.push_back(e2el.count_ns());
-    ttft_ns.push_back(ttft.count_ns());
-    wait_ns.push_back(wait.count_ns());
-    sorted = false;
+    ns_[kE2el].push_back(e2el.count_ns());
+    ns_[kTtft].push_back(ttft.count_ns());
+    ns_[kWait].push_back(wait.count_ns());
+    if (selected_) forget();
   }
-  // Sorts the three arrays, unless they are.
-  void sort();
-  // `percentile_seconds` of one of the three arrays, read off it once sorted.
-  std::optional<double> percentile(const std::vector<std::int64_t>& ns, double q);
-};
+  std::size_t size() const { return ns_[kE2el].size(); }
+  const std::vector<std::int64_t>& values(Metric m) const { return ns_[m]; }
 
-// The percentile of ns counts sorted in increasing order, in seconds, as
-// `percentile_seconds` gives it.
-std::optional<double> sorted_percentile_seconds(const std::vector<std::int64_t>& sorted, double q);
+  // Percentile q in [0, 1] of `m` will be read.
+  void want(Metric m, double q) { wanted_q_[m].push_back(q); }
+  // The points of `cdf_fractions(size(), max_points)` of `m` will be read.
+  void want_cdf(Metric m, std::size_t max_points) { wanted_cdf_[m] = max_points; }
+  // `percentile_seconds` of `m`'s values.
+  std::optional<double> percentile(Metric m, double q);
+
+  // Up to `max_points` (at least 2) evenly spaced fractions from 0 to 1, or
+  // one a value when there are fewer values: the fractions a CDF is read at.
+  static std::vector<double> cdf_fractions(std::size_t n, std::size_t max_points);
+
+ private:
+  void forget();
+  // Selects the values at `ranks` of `m` and every wanted one not yet known.
+  void select(Metric m, std::vector<std::size_t> ranks);
+
+  std::vector<std::int64_t> ns_[3];
+  std::vector<double> wanted_q_[3];
+  std::size_t wanted_cdf_[3] = {0, 0, 0};
+  std::vector<std::pair<std::size_t, std::int64_t>> known_[3];  // (rank, value), by rank
+  bool selected_ = false;
+};
 
 // Listens to the edge model and accumulates, in request id order, what the
 // summary needs. Keeps its own latency samples, or, given `shared`, reads

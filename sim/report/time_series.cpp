@@ -1,10 +1,11 @@
 #include "report/time_series.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
 
-#include "core/input_error.hpp"
 #include "core/fixed_divisor.hpp"
-#include "core/large_array.hpp"
+#include "core/input_error.hpp"
 #include "report/number_format.hpp"
 #include "report/summary.hpp"
 
@@ -13,108 +14,146 @@ namespace {
 
 __extension__ typedef __int128 Int128;
 
-// The slices' bounds: [k*S, (k+1)*S), the last one [(K-1)*S, end].
-class SliceGrid {
- public:
-  SliceGrid(std::int64_t slice_ns, std::int64_t end_ns, std::size_t count)
-      : slice_ns_(slice_ns), end_ns_(end_ns), count_(count), divide_(slice_ns) {}
-  std::size_t count() const { return count_; }
-  std::size_t of(std::int64_t t) const {
-    return static_cast<std::size_t>(
-        std::min<std::int64_t>(divide_(t), static_cast<std::int64_t>(count_) - 1));
+// Nothing in the run reaches back before 0, and every request's instants come
+// in the model's order.
+void check_order(const Task& task, const RequestOutcome& o) {
+  if (task.arrival < SimTime::zero() || o.server_arrival < task.arrival ||
+      o.start < o.server_arrival || o.finish < o.start || o.response < o.finish) {
+    throw std::logic_error("TimeSeriesCollector: a request's instants are out of order");
   }
-  std::int64_t start(std::size_t k) const { return static_cast<std::int64_t>(k) * slice_ns_; }
-  // (k+1)*S stays below the end for every slice but the last, so it fits.
-  std::int64_t end(std::size_t k) const { return k + 1 == count_ ? end_ns_ : start(k + 1); }
-
- private:
-  std::int64_t slice_ns_;
-  std::int64_t end_ns_;
-  std::size_t count_;
-  FixedDivisor divide_;
-};
-
-// A count that steps up at each of `ups` and down at each of `downs` (both
-// sorted), swept over the slices: its integral (count x ns) and its largest
-// value in each. At equal times the downs come first, so an interval [t, t)
-// never counts.
-struct Level {
-  std::vector<Int128> integral_ns;
-  std::vector<std::uint64_t> peak;
-};
-
-Level sweep(const std::vector<std::int64_t>& ups, const std::vector<std::int64_t>& downs,
-            const SliceGrid& grid, std::int64_t end_ns) {
-  Level out{std::vector<Int128>(grid.count(), 0), std::vector<std::uint64_t>(grid.count(), 0)};
-  std::int64_t level = 0;
-  std::int64_t t = 0;
-  // The slice of an instant, the instants never decreasing: a pointer moved
-  // forward rather than a division.
-  std::size_t current = 0;
-  auto slice_of = [&](std::int64_t x) {
-    while (current + 1 < grid.count() && x >= grid.end(current))
-      ++current;
-    return current;
-  };
-  auto hold_until = [&](std::int64_t to) {  // the level holds over [t, to)
-    while (t < to) {
-      const std::size_t k = slice_of(t);
-      const std::int64_t upto = k + 1 == grid.count() ? to : std::min(to, grid.end(k));
-      out.integral_ns[k] += static_cast<Int128>(level) * (upto - t);
-      out.peak[k] = std::max(out.peak[k], static_cast<std::uint64_t>(level));
-      t = upto;
-    }
-  };
-  std::size_t u = 0, d = 0;
-  while (u < ups.size() || d < downs.size()) {
-    const std::int64_t time =
-        d < downs.size() && (u == ups.size() || downs[d] <= ups[u]) ? downs[d] : ups[u];
-    hold_until(time);
-    for (; d < downs.size() && downs[d] == time; ++d)
-      --level;
-    for (; u < ups.size() && ups[u] == time; ++u)
-      ++level;
-    const std::size_t k = slice_of(time);
-    out.peak[k] =
-        std::max(out.peak[k], static_cast<std::uint64_t>(std::max<std::int64_t>(level, 0)));
-  }
-  hold_until(end_ns);
-  return out;
-}
-
-// Slice index t / S, at most kMaxSlices (the tallies past it fold into the
-// last slice, or the run has too many slices and is refused).
-std::size_t raw_slice(SimTime t, const FixedDivisor& divide) {
-  return static_cast<std::size_t>(std::min<std::int64_t>(divide(t.count_ns()), kMaxSlices));
 }
 
 }  // namespace
 
-TimeSeriesCollector::TimeSeriesCollector(Duration slice, std::size_t expected_requests)
-    : slice_(slice), divide_(std::max<std::int64_t>(slice.count_ns(), 1)) {
-  for (auto* v : {&server_arrival_ns_, &start_ns_, &finish_ns_})
-    reserve_large(*v, expected_requests);
+TimeSeriesCollector::TimeSeriesCollector(Duration slice)
+    : slice_(slice), divide_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
+
+TimeSeriesCollector::Raw& TimeSeriesCollector::raw(std::size_t j) {
+  if (j >= raw_.size()) raw_.resize(std::max(j + 1, 2 * raw_.size()));
+  return raw_[j];
 }
 
-TimeSeriesCollector::Tally& TimeSeriesCollector::tally_at(SimTime t) {
-  if (slice_.count_ns() <= 0) return tallies_.empty() ? tallies_.emplace_back() : tallies_[0];
-  const std::size_t k = raw_slice(t, divide_);
-  if (k >= tallies_.size()) tallies_.resize(std::max(k + 1, 2 * tallies_.size()));
-  return tallies_[k];
+std::size_t TimeSeriesCollector::slice_of(std::int64_t t) const {
+  return static_cast<std::size_t>(std::min<std::int64_t>(divide_(t), kMaxSlices));
+}
+
+void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part,
+                                 std::int64_t Raw::*whole) {
+  if (to <= from) return;
+  const std::size_t first = slice_of(from);
+  const std::size_t last = slice_of(to);
+  const std::int64_t s = slice_.count_ns();
+  if (first == last) {
+    raw(first).*part += to - from;
+    return;
+  }
+  // (first + 1) * S and last * S lie within [from, to].
+  raw(last).*part += to - static_cast<std::int64_t>(last) * s;
+  raw(first).*part += static_cast<std::int64_t>(first + 1) * s - from;
+  raw(first + 1).*whole += 1;
+  raw(last).*whole -= 1;
 }
 
 void TimeSeriesCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
-  Tally& arrived = tally_at(task.arrival);
+  if (slice_.count_ns() <= 0) return;  // compute refuses it
+  check_order(task, o);
+  if (task.arrival < last_arrival_) {
+    throw std::logic_error("TimeSeriesCollector: requests not in arrival order");
+  }
+  last_arrival_ = task.arrival;
+  // Every change of the queue before this arrival is known: a later request
+  // joins it no earlier than it arrives.
+  sweep(task.arrival.count_ns());
+
+  Raw& arrived = raw(slice_of(task.arrival.count_ns()));
   ++arrived.arrivals;
   arrived.request_bits += task.request_bits;
   arrived.result_bits += task.result_bits;
-  Tally& answered = tally_at(o.response);
+  Raw& answered = raw(slice_of(o.response.count_ns()));
   ++answered.completions;
   answered.misses += o.response - task.arrival > task.budget;
   last_response_ = std::max(last_response_, o.response);
-  server_arrival_ns_.push_back(o.server_arrival.count_ns());
-  start_ns_.push_back(o.start.count_ns());
-  finish_ns_.push_back(o.finish.count_ns());
+
+  const std::int64_t joined = o.server_arrival.count_ns();
+  const std::int64_t started = o.start.count_ns();
+  occupy(started, o.finish.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
+  if (started == joined) {
+    // In the queue for no time: it never counts in its length.
+    ++raw(slice_of(started)).unqueued_starts;
+    return;
+  }
+  occupy(joined, started, &Raw::queued_ns, &Raw::queued_whole);
+  const std::greater<> later;
+  joins_.push_back(joined);
+  std::push_heap(joins_.begin(), joins_.end(), later);
+  leaves_.emplace_back(started, started - joined);
+  std::push_heap(leaves_.begin(), leaves_.end(), later);
+}
+
+void TimeSeriesCollector::sweep(std::optional<std::int64_t> bound) {
+  const std::greater<> later;
+  const std::int64_t s = slice_.count_ns();
+  for (;;) {
+    // The next instant the queue changes at, with every change at it.
+    std::optional<std::int64_t> next;
+    if (!joins_.empty()) next = joins_.front();
+    if (!leaves_.empty() && (!next || leaves_.front().first < *next)) next = leaves_.front().first;
+    if (!next || (bound && *next >= *bound)) return;
+    const std::int64_t t = *next;
+    const std::size_t j = slice_of(t);
+    Raw& here = raw(j);
+    if (j > swept_slice_) {
+      // The length held since the last change covers the slices between
+      // whole, and this one from its start, unless the change is at its start.
+      if (queued_ > 0) {
+        for (std::size_t k = swept_slice_ + 1; k < j; ++k)
+          raw_[k].queue_peak = std::max(raw_[k].queue_peak, static_cast<std::uint64_t>(queued_));
+        if (t > static_cast<std::int64_t>(j) * s) {
+          here.queue_peak = std::max(here.queue_peak, static_cast<std::uint64_t>(queued_));
+        }
+      }
+      swept_slice_ = j;
+    }
+    while (!leaves_.empty() && leaves_.front().first == t) {
+      if (open_waits_.empty() || open_waits_.back().slice != j) {
+        // The slices before the previous one cannot be the run's last
+        // (which takes every later slice): their waits are complete.
+        if (j > 0) close_waits_below(j - 1);
+        open_waits_.push_back({j, {}});
+      }
+      open_waits_.back().waits_s.push_back(Duration::ns(leaves_.front().second).seconds());
+      std::pop_heap(leaves_.begin(), leaves_.end(), later);
+      leaves_.pop_back();
+      --queued_;
+    }
+    while (!joins_.empty() && joins_.front() == t) {
+      std::pop_heap(joins_.begin(), joins_.end(), later);
+      joins_.pop_back();
+      ++queued_;
+    }
+    here.queue_peak = std::max(here.queue_peak, static_cast<std::uint64_t>(queued_));
+  }
+}
+
+void TimeSeriesCollector::close_waits_below(std::size_t slice) {
+  std::vector<double> values;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < open_waits_.size(); ++i) {
+    OpenWaits& open = open_waits_[i];
+    if (open.slice >= slice) {
+      if (kept != i) open_waits_[kept] = std::move(open);
+      ++kept;
+      continue;
+    }
+    // Every request starting in the slice has been seen: those that waited
+    // are here, and no later one can start before its own arrival.
+    Raw& r = raw(open.slice);
+    values = std::move(open.waits_s);
+    values.resize(values.size() + r.unqueued_starts, Duration::zero().seconds());
+    r.wait_p99_s = percentile(values, 0.99);
+    r.wait_final = true;
+  }
+  open_waits_.resize(kept);
 }
 
 TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
@@ -133,78 +172,66 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
                          " slices of a run of " + shortest(end.seconds()) + " s; at most " +
                          std::to_string(kMaxSlices));
   }
-  const SliceGrid grid(s, end_ns, count);
+  computed_ = true;
+  sweep(std::nullopt);
+  raw(count - 1);  // every slice of the run exists
+
+  // The run's slices: slice k of the raw ones, the last also every later one
+  // (what happens at `end` exactly), its bits added in slice order.
   TimeSeries series;
   series.slice = slice_;
   series.slices.resize(count);
   std::vector<double> request_bits(count, 0), result_bits(count, 0);
-  // Tallies past the last slice belong to it (what happens at `end` exactly);
-  // the bits are added in slice order, as the requests' own order had them.
-  for (std::size_t k = 0; k < tallies_.size(); ++k) {
-    const std::size_t into = std::min<std::size_t>(k, count - 1);
-    TimeSlice& out = series.slices[into];
-    out.arrivals += tallies_[k].arrivals;
-    out.completions += tallies_[k].completions;
-    out.deadline_misses += tallies_[k].misses;
-    if (k < count) {
-      request_bits[into] = tallies_[k].request_bits;
-      result_bits[into] = tallies_[k].result_bits;
-    } else {
-      request_bits[into] += tallies_[k].request_bits;
-      result_bits[into] += tallies_[k].result_bits;
-    }
+  std::vector<Int128> queued_ns(count, 0), busy_ns(count, 0);
+  std::vector<std::uint64_t> unqueued(count, 0);
+  std::int64_t queued_whole = 0, busy_whole = 0;
+  for (std::size_t j = 0; j < raw_.size(); ++j) {
+    const Raw& r = raw_[j];
+    const std::size_t k = std::min<std::size_t>(j, count - 1);
+    TimeSlice& out = series.slices[k];
+    out.arrivals += r.arrivals;
+    out.completions += r.completions;
+    out.deadline_misses += r.misses;
+    out.queue_len_max = std::max(out.queue_len_max, r.queue_peak);
+    request_bits[k] = j < count ? r.request_bits : request_bits[k] + r.request_bits;
+    result_bits[k] = j < count ? r.result_bits : result_bits[k] + r.result_bits;
+    queued_whole += r.queued_whole;
+    busy_whole += r.busy_whole;
+    queued_ns[k] += r.queued_ns + static_cast<Int128>(queued_whole) * s;
+    busy_ns[k] += r.busy_ns + static_cast<Int128>(busy_whole) * s;
+    unqueued[k] += r.unqueued_starts;
+    if (r.wait_final) out.wait_p99_s = r.wait_p99_s;
   }
-
-  const std::size_t n = start_ns_.size();
-  // Waits grouped by the slice their request starts in (a counting sort).
-  std::vector<std::size_t> starting(count + 1, 0);
-  for (const std::int64_t start : start_ns_)
-    ++starting[grid.of(start) + 1];
-  for (std::size_t k = 0; k < count; ++k)
-    starting[k + 1] += starting[k];
-  std::vector<std::optional<double>> wait_p99(count);
-  {
-    std::vector<double> waits(n);
-    std::vector<std::size_t> next(starting.begin(), starting.end() - 1);
-    for (std::size_t i = 0; i < n; ++i)
-      waits[next[grid.of(start_ns_[i])]++] =
-          Duration::ns(start_ns_[i] - server_arrival_ns_[i]).seconds();
-    std::vector<double> in_slice;
-    for (std::size_t k = 0; k < count; ++k) {
-      in_slice.assign(waits.begin() + static_cast<std::ptrdiff_t>(starting[k]),
-                      waits.begin() + static_cast<std::ptrdiff_t>(starting[k + 1]));
-      wait_p99[k] = percentile(in_slice, 0.99);
-    }
+  // The waits still open, and the slices where no request waited.
+  std::vector<std::vector<double>> waits(count);
+  for (OpenWaits& open : open_waits_) {
+    std::vector<double>& into = waits[std::min<std::size_t>(open.slice, count - 1)];
+    into.insert(into.end(), open.waits_s.begin(), open.waits_s.end());
   }
-
-  // The queue holds a request over [server arrival, start); a core over
-  // [start, finish).
-  // Each array sorted in place, one scratch buffer for the three.
-  computed_ = true;
-  {
-    std::vector<std::int64_t> scratch;
-    for (auto* v : {&server_arrival_ns_, &start_ns_, &finish_ns_})
-      radix_sort(*v, scratch);
+  open_waits_.clear();
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k < raw_.size() && raw_[k].wait_final) continue;
+    waits[k].resize(waits[k].size() + unqueued[k], Duration::zero().seconds());
+    series.slices[k].wait_p99_s = percentile(waits[k], 0.99);
   }
-  const Level queued = sweep(server_arrival_ns_, start_ns_, grid, end_ns);
-  const Level running = sweep(start_ns_, finish_ns_, grid, end_ns);
 
   for (std::size_t k = 0; k < count; ++k) {
     TimeSlice& out = series.slices[k];
-    out.start = SimTime::ns(grid.start(k));
-    out.end = SimTime::ns(grid.end(k));
-    const std::int64_t length_ns = grid.end(k) - grid.start(k);
-    const auto busy_ns = static_cast<std::int64_t>(running.integral_ns[k]);
+    const std::int64_t start_ns = static_cast<std::int64_t>(k) * s;
+    // (k+1)*S stays below the end for every slice but the last, so it fits.
+    const std::int64_t stop_ns = k + 1 == count ? end_ns : start_ns + s;
+    out.start = SimTime::ns(start_ns);
+    out.end = SimTime::ns(stop_ns);
+    const std::int64_t length_ns = stop_ns - start_ns;
+    const auto busy = static_cast<std::int64_t>(busy_ns[k]);
     if (length_ns > 0) {
       const double length = static_cast<double>(length_ns);
-      out.queue_len_mean = static_cast<double>(queued.integral_ns[k]) / length;
-      out.busy_cores_mean = static_cast<double>(busy_ns) / length;
-      out.utilization = static_cast<double>(busy_ns) / (length * cores);
+      out.queue_len_mean = static_cast<double>(queued_ns[k]) / length;
+      out.busy_cores_mean = static_cast<double>(busy) / length;
+      out.utilization = static_cast<double>(busy) / (length * cores);
     }
-    out.queue_len_max = queued.peak[k];
-    out.energy_wh = energy.energy_wh(SimTime::ns(length_ns), Duration::ns(busy_ns), cores,
+    out.energy_wh = energy.energy_wh(SimTime::ns(length_ns), Duration::ns(busy), cores,
                                      request_bits[k], result_bits[k]);
-    out.wait_p99_s = wait_p99[k];
   }
   return series;
 }

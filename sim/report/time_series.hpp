@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fixed_divisor.hpp"
@@ -42,39 +43,75 @@ struct TimeSeries {
 // At most this many slices a run; a finer slice is refused.
 inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 
-// Records, a request, what the slices need: its counts and radio bits go to
-// their slice at once; its server arrival, start and finish are kept (24 bytes
-// a request) for the queue and busy-core sweeps at the end. on_issued may come
-// in any order.
+// Builds the slices as requests come, keeping no per-request array: counts,
+// radio bits and the time the queue and the cores are occupied go to their
+// slices at once (an interval spanning whole slices through a difference
+// array); the queue's largest length and the waits of the requests starting
+// in a slice need the queue's changes in time order, which a sweep takes from
+// two heaps of the pending changes: a later request changes the queue no
+// earlier than its arrival, so every change before it is final. What is held
+// follows the requests queued, not the run. on_issued must come in
+// non-decreasing arrival order (as EdgeSimulation calls it).
 class TimeSeriesCollector : public RequestObserver {
  public:
-  explicit TimeSeriesCollector(Duration slice, std::size_t expected_requests = 0);
+  explicit TimeSeriesCollector(Duration slice);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
   void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
   // report.slice_duration_s when the slice is not positive or makes more than
-  // kMaxSlices slices. Sorts the recorded instants in place (no copy of them
-  // is made), so it is called once: a second call throws std::logic_error.
+  // kMaxSlices slices. Call once: a second call throws std::logic_error.
   TimeSeries compute(SimTime run_length, unsigned cores, const EnergyModel& energy);
 
  private:
-  // What happened in slice k = t / S (the last one also holding every later
-  // one, up to kMaxSlices).
-  struct Tally {
-    std::uint64_t arrivals = 0;
-    std::uint64_t completions = 0;
-    std::uint64_t misses = 0;
-    double request_bits = 0;
+  __extension__ using Int128 = __int128;
+  // What happened in [j*S, (j+1)*S), slice j = t / S of trace time (up to
+  // kMaxSlices; the run's last slice also takes every later one).
+  struct Raw {
+    std::uint64_t arrivals = 0;     // by arrival
+    std::uint64_t completions = 0;  // by response
+    std::uint64_t misses = 0;       // by response
+    double request_bits = 0;        // by arrival
     double result_bits = 0;
+    // Request-nanoseconds in the queue ([server arrival, start)) and on a
+    // core ([start, finish)) of the intervals that end or begin in the slice;
+    // those covering it whole are counted by the *_whole differences.
+    Int128 queued_ns = 0;
+    Int128 busy_ns = 0;
+    std::int64_t queued_whole = 0;
+    std::int64_t busy_whole = 0;
+    std::uint64_t queue_peak = 0;
+    std::uint64_t unqueued_starts = 0;  // requests starting here without waiting
+    bool wait_final = false;            // wait_p99_s is known
+    std::optional<double> wait_p99_s;
   };
-  Tally& tally_at(SimTime t);
+  Raw& raw(std::size_t j);
+  std::size_t slice_of(std::int64_t t) const;
+  void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole);
+  // Sweeps the queue's changes before `bound` (all of them when none).
+  void sweep(std::optional<std::int64_t> bound);
+  // The waits of the slices below `slice` are complete: their percentile.
+  void close_waits_below(std::size_t slice);
+
   Duration slice_;
   FixedDivisor divide_;  // by the slice's nanoseconds (1 when it is not positive)
-  std::vector<Tally> tallies_;
+  std::vector<Raw> raw_;
+  // The queue's pending changes, min-heaps: server arrivals of the requests
+  // that wait, and their starts with their waits.
+  std::vector<std::int64_t> joins_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> leaves_;
+  std::int64_t queued_ = 0;      // the queue's length after the last change swept
+  std::size_t swept_slice_ = 0;  // the slice of that change
+  // Waits (in seconds) of the requests that waited, for the slices whose
+  // percentile is still open.
+  struct OpenWaits {
+    std::size_t slice;
+    std::vector<double> waits_s;
+  };
+  std::vector<OpenWaits> open_waits_;
+  SimTime last_arrival_;
   SimTime last_response_;
-  std::vector<std::int64_t> server_arrival_ns_, start_ns_, finish_ns_;
   bool computed_ = false;
 };
 

@@ -57,8 +57,7 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
   ServingMetrics serving(settings.serving_knobs(), result.tasks.size());
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
-  TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s),
-                             result.tasks.size());
+  TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
   RequestLog log(keep_requests ? result.tasks.size() : 0);
 
   EdgeSimulation simulation(result.tasks, fleet, network, server);
@@ -69,19 +68,10 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
   simulation.run();
 
   result.events = simulation.events_executed();
-  // The time series and the percentiles read separate arrays: the slices are
-  // computed on a second thread meanwhile (same result, whatever the timing).
-  std::future<TimeSeries> slices = std::async(
-      std::launch::async, [&] { return series.compute(run_length, settings.cores, energy); });
-  try {
-    result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
-    serving.append_to(result.summary);  // after OUTPUT.md's figures
-    result.latency_cdf = serving.cdf();
-  } catch (...) {
-    slices.wait();
-    throw;
-  }
-  result.time_series = slices.get();
+  result.time_series = series.compute(run_length, settings.cores, energy);
+  result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
+  serving.append_to(result.summary);  // after OUTPUT.md's figures
+  result.latency_cdf = serving.cdf();
   if (keep_requests) result.outcomes = log.release();
   return result;
 }

@@ -6,9 +6,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "core/input_error.hpp"
+#include "report/summary.hpp"
 #include "scenario/scenario.hpp"
 
 namespace infersim {
@@ -173,6 +176,157 @@ TEST(TimeSeries, TooManySlicesAreRefused) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("report.slice_duration_s"));
   }
+}
+
+// The slices worked out by brute force, slice by slice, from every request's
+// instants: the reference the streaming collector must equal exactly.
+__extension__ typedef __int128 Int128;
+
+struct Request {
+  Task task;
+  RequestOutcome o;
+};
+
+TimeSeries brute_force(const std::vector<Request>& requests, std::int64_t s, SimTime run_length,
+                       unsigned cores, const EnergyModel& energy) {
+  std::int64_t end = run_length.count_ns();
+  for (const Request& r : requests)
+    end = std::max(end, r.o.response.count_ns());
+  const std::size_t count = std::max<std::size_t>(1, static_cast<std::size_t>((end + s - 1) / s));
+  auto slice_of = [&](SimTime t) {
+    return std::min<std::size_t>(static_cast<std::size_t>(t.count_ns() / s), count - 1);
+  };
+  // Intervals [from, to) in the queue.
+  auto queued_at = [&](std::int64_t t) {
+    std::uint64_t n = 0;
+    for (const Request& r : requests)
+      n += r.o.server_arrival.count_ns() <= t && t < r.o.start.count_ns();
+    return n;
+  };
+  TimeSeries out;
+  out.slice = Duration::ns(s);
+  for (std::size_t k = 0; k < count; ++k) {
+    TimeSlice slice;
+    const std::int64_t from = static_cast<std::int64_t>(k) * s;
+    const std::int64_t to = k + 1 == count ? end : from + s;
+    slice.start = SimTime::ns(from);
+    slice.end = SimTime::ns(to);
+    Int128 queued_ns = 0, busy_ns = 0;
+    double request_bits = 0, result_bits = 0;
+    std::vector<double> waits;
+    // The queue's largest length: at the slice's start or where one joins it.
+    slice.queue_len_max = queued_at(from);
+    for (const Request& r : requests) {
+      const std::int64_t a = r.o.server_arrival.count_ns(), b = r.o.start.count_ns();
+      const std::int64_t c = r.o.finish.count_ns();
+      auto overlap = [&](std::int64_t x, std::int64_t y) {
+        return std::max<std::int64_t>(0, std::min(y, to) - std::max(x, from));
+      };
+      queued_ns += overlap(a, b);
+      busy_ns += overlap(b, c);
+      if (a >= from && a < to) slice.queue_len_max = std::max(slice.queue_len_max, queued_at(a));
+      if (slice_of(r.task.arrival) == k) {
+        ++slice.arrivals;
+        request_bits += r.task.request_bits;
+        result_bits += r.task.result_bits;
+      }
+      if (slice_of(r.o.response) == k) {
+        ++slice.completions;
+        slice.deadline_misses += r.o.response - r.task.arrival > r.task.budget;
+      }
+      if (slice_of(r.o.start) == k) waits.push_back(r.o.wait().seconds());
+    }
+    const std::int64_t length = to - from;
+    if (length > 0) {
+      slice.queue_len_mean = static_cast<double>(queued_ns) / static_cast<double>(length);
+      slice.busy_cores_mean = static_cast<double>(busy_ns) / static_cast<double>(length);
+      slice.utilization = static_cast<double>(busy_ns) / (static_cast<double>(length) * cores);
+    }
+    slice.energy_wh =
+        energy.energy_wh(SimTime::ns(length), Duration::ns(static_cast<std::int64_t>(busy_ns)),
+                         cores, request_bits, result_bits);
+    slice.wait_p99_s = percentile(waits, 0.99);
+    out.slices.push_back(slice);
+  }
+  return out;
+}
+
+// Random runs on a coarse clock, so that instants meet each other and the
+// slices' bounds: ties, requests that never wait, zero execution times, long
+// queues, and runs whose end is a slice bound with a response there.
+TEST(TimeSeries, StreamedSlicesEqualTheBruteForceOnes) {
+  std::mt19937_64 bits(2024);
+  const EnergyModel energy{EnergyKnobs{}};
+  for (int round = 0; round < 300; ++round) {
+    const std::int64_t unit = 1 + static_cast<std::int64_t>(bits() % 5);
+    const std::int64_t s = unit * (1 + static_cast<std::int64_t>(bits() % 6));
+    const unsigned cores = 1 + static_cast<unsigned>(bits() % 3);
+    const int n = static_cast<int>(bits() % 120);
+    std::vector<std::int64_t> free_at(cores, 0);
+    std::vector<Request> requests;
+    std::int64_t arrival = 0;
+    for (int i = 0; i < n; ++i) {
+      arrival += unit * static_cast<std::int64_t>(bits() % 3);
+      Request r;
+      r.task = make_task(SimTime::ns(arrival), 100 + bits() % 900, bits() % 4, TaskKnobs{});
+      r.task.budget = Duration::ns(unit * static_cast<std::int64_t>(bits() % 12));
+      const auto core = static_cast<std::size_t>(std::min_element(free_at.begin(), free_at.end()) -
+                                                 free_at.begin());
+      r.o.server_arrival = SimTime::ns(arrival + unit * static_cast<std::int64_t>(bits() % 3));
+      r.o.start = std::max(r.o.server_arrival, SimTime::ns(free_at[core]));
+      r.o.finish = r.o.start + Duration::ns(unit * static_cast<std::int64_t>(bits() % 5));
+      r.o.response = r.o.finish + Duration::ns(unit * static_cast<std::int64_t>(bits() % 2));
+      free_at[core] = r.o.finish.count_ns();
+      requests.push_back(r);
+    }
+    std::int64_t last = 0;
+    for (const Request& r : requests)
+      last = std::max(last, r.o.response.count_ns());
+    // Half the runs end at the last response, rounded down to a slice bound.
+    const SimTime run_length = SimTime::ns(
+        bits() % 2 == 0 ? last / s * s : last + unit * static_cast<std::int64_t>(bits() % 9));
+
+    TimeSeriesCollector collector(Duration::ns(s));
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      collector.on_issued(i, requests[i].task, requests[i].o);
+    const TimeSeries got = collector.compute(run_length, cores, energy);
+    const TimeSeries want = brute_force(requests, s, run_length, cores, energy);
+    ASSERT_EQ(got.slices.size(), want.slices.size()) << round;
+    for (std::size_t k = 0; k < want.slices.size(); ++k) {
+      const TimeSlice& g = got.slices[k];
+      const TimeSlice& w = want.slices[k];
+      const std::string where = "round " + std::to_string(round) + " slice " + std::to_string(k);
+      EXPECT_EQ(g.start, w.start) << where;
+      EXPECT_EQ(g.end, w.end) << where;
+      EXPECT_EQ(g.arrivals, w.arrivals) << where;
+      EXPECT_EQ(g.completions, w.completions) << where;
+      EXPECT_EQ(g.deadline_misses, w.deadline_misses) << where;
+      EXPECT_EQ(g.queue_len_mean, w.queue_len_mean) << where;
+      EXPECT_EQ(g.queue_len_max, w.queue_len_max) << where;
+      EXPECT_EQ(g.busy_cores_mean, w.busy_cores_mean) << where;
+      EXPECT_EQ(g.utilization, w.utilization) << where;
+      EXPECT_EQ(g.energy_wh, w.energy_wh) << where;
+      EXPECT_EQ(g.wait_p99_s, w.wait_p99_s) << where;
+    }
+  }
+}
+
+TEST(TimeSeries, AStartAtTheRunsEndCountsInTheLastSlicesWaits) {
+  // One core, slices of 10 s, the run ends at 20 s: R2 waits 12 s and starts
+  // at 15; R3 waits 15 s and starts at 20 exactly, the end, which the last
+  // slice [10, 20] holds.
+  TimeSeriesCollector c(Duration::from_seconds(10));
+  feed(c, {{0, 1, 1, 15, 15}, {2, 3, 15, 20, 20}, {4, 5, 20, 20, 20}});
+  const TimeSeries t = c.compute(at(20), 1, EnergyModel({}));
+  ASSERT_EQ(t.slices.size(), 2u);
+  EXPECT_DOUBLE_EQ(*t.slices[1].wait_p99_s, 12 + 0.99 * 3);
+  EXPECT_EQ(t.slices[1].queue_len_max, 2u);
+}
+
+TEST(TimeSeries, RequestsOutOfArrivalOrderAreALogicError) {
+  TimeSeriesCollector c(Duration::from_seconds(10));
+  feed(c, {{5, 6, 6, 7, 8}});
+  EXPECT_THROW(feed(c, {{4, 6, 6, 7, 8}}), std::logic_error);
 }
 
 // Bursty arrivals on a small server, through the whole edge model.
