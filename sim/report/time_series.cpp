@@ -1,7 +1,6 @@
 #include "report/time_series.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <stdexcept>
 
 #include "core/fixed_divisor.hpp"
@@ -83,15 +82,11 @@ void TimeSeriesCollector::on_issued(std::uint64_t, const Task& task, const Reque
     return;
   }
   occupy(joined, started, &Raw::queued_ns, &Raw::queued_whole);
-  const std::greater<> later;
-  joins_.push_back(joined);
-  std::push_heap(joins_.begin(), joins_.end(), later);
-  leaves_.emplace_back(started, started - joined);
-  std::push_heap(leaves_.begin(), leaves_.end(), later);
+  joins_.push(joined);
+  leaves_.push({started, started - joined});
 }
 
 void TimeSeriesCollector::sweep(std::optional<std::int64_t> bound) {
-  const std::greater<> later;
   const std::int64_t s = slice_.count_ns();
   for (;;) {
     // The next instant the queue changes at, with every change at it.
@@ -122,13 +117,11 @@ void TimeSeriesCollector::sweep(std::optional<std::int64_t> bound) {
         open_waits_.push_back({j, {}});
       }
       open_waits_.back().waits_s.push_back(Duration::ns(leaves_.front().second).seconds());
-      std::pop_heap(leaves_.begin(), leaves_.end(), later);
-      leaves_.pop_back();
+      leaves_.pop();
       --queued_;
     }
     while (!joins_.empty() && joins_.front() == t) {
-      std::pop_heap(joins_.begin(), joins_.end(), later);
-      joins_.pop_back();
+      joins_.pop();
       ++queued_;
     }
     here.queue_peak = std::max(here.queue_peak, static_cast<std::uint64_t>(queued_));

@@ -12,6 +12,7 @@
 
 #include "core/fixed_divisor.hpp"
 #include "core/sim_time.hpp"
+#include "core/sorted_queue.hpp"
 #include "model/energy_model.hpp"
 #include "model/request_observer.hpp"
 
@@ -48,7 +49,7 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 // slices at once (an interval spanning whole slices through a difference
 // array); the queue's largest length and the waits of the requests starting
 // in a slice need the queue's changes in time order, which a sweep takes from
-// two heaps of the pending changes: a later request changes the queue no
+// two priority queues of the pending changes: a later request changes the queue no
 // earlier than its arrival, so every change before it is final. What is held
 // follows the requests queued, not the run. on_issued must come in
 // non-decreasing arrival order (as EdgeSimulation calls it).
@@ -97,10 +98,10 @@ class TimeSeriesCollector : public RequestObserver {
   Duration slice_;
   FixedDivisor divide_;  // by the slice's nanoseconds (1 when it is not positive)
   std::vector<Raw> raw_;
-  // The queue's pending changes, min-heaps: server arrivals of the requests
-  // that wait, and their starts with their waits.
-  std::vector<std::int64_t> joins_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> leaves_;
+  // The queue's pending changes: server arrivals of the requests that wait,
+  // and their starts with their waits (both come nearly in order).
+  SortedQueue<std::int64_t> joins_;
+  SortedQueue<std::pair<std::int64_t, std::int64_t>> leaves_;
   std::int64_t queued_ = 0;      // the queue's length after the last change swept
   std::size_t swept_slice_ = 0;  // the slice of that change
   // Waits (in seconds) of the requests that waited, for the slices whose
