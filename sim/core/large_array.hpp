@@ -5,6 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace infersim {
@@ -21,5 +24,36 @@ void reserve_large(Vector& v, std::size_t n) {
   v.reserve(n);
   prefer_huge_pages(v.data(), v.capacity() * sizeof(typename Vector::value_type));
 }
+
+// An allocator that leaves elements of an implicit-lifetime type (trivially
+// copyable and destructible) unwritten where a vector would value-initialize
+// them, so that resize() touches no page: the threads that fill the parts of
+// a large array then fault in their own pages, and no page is written twice.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    if constexpr (!(std::is_trivially_copyable_v<U> && std::is_trivially_destructible_v<U>)) {
+      ::new (static_cast<void*>(p)) U();
+    }
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// A vector whose resize() leaves the new elements of an implicit-lifetime
+// type unwritten: the caller writes every one before reading it.
+template <class T>
+using LargeVector = std::vector<T, UninitializedAllocator<T>>;
 
 }  // namespace infersim

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -16,8 +17,8 @@ MappedFile::MappedFile(const std::string& path) {
   if (fd < 0) throw std::runtime_error(path + ": " + std::strerror(errno));
   struct stat info {};
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-    void* p = ::mmap(nullptr, static_cast<std::size_t>(info.st_size), PROT_READ,
-                     MAP_PRIVATE, fd, 0);
+    void* p =
+        ::mmap(nullptr, static_cast<std::size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
       ::madvise(p, static_cast<std::size_t>(info.st_size), MADV_SEQUENTIAL);
       data_ = static_cast<const char*>(p);
@@ -43,6 +44,14 @@ MappedFile::MappedFile(const std::string& path) {
   ::close(fd);
   data_ = read_.data();
   size_ = read_.size();
+}
+
+void MappedFile::done_with(std::size_t from, std::size_t to) const {
+  if (!mapped_) return;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t begin = (from + page - 1) / page * page;
+  const std::size_t end = std::min(to, size_) / page * page;
+  if (begin < end) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -18,6 +18,10 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::string_view bytes() const { return {data_, size_}; }
+  // The bytes [from, to) will not be read again: the whole pages among them
+  // leave the process's resident memory (the page cache keeps them; reading
+  // them again would only map them anew). A no-op for a file that was read.
+  void done_with(std::size_t from, std::size_t to) const;
 
  private:
   const char* data_ = nullptr;

@@ -197,9 +197,17 @@ std::string sha256_hex(std::string_view data) {
 std::string sha256_file_hex(const std::string& path) {
   // Mapped, not read: no copy through a buffer (MappedFile reads what it
   // cannot map, and throws std::runtime_error on what it cannot open).
+  // Hashed a block at a time, each let go of once hashed, so that the file
+  // is never resident in the process twice while a reader maps it too.
   const MappedFile file(path);
+  const std::string_view bytes = file.bytes();
+  constexpr std::size_t kBlock = std::size_t{16} << 20;
   Sha256 hash;
-  hash.update(file.bytes().data(), file.bytes().size());
+  for (std::size_t at = 0; at < bytes.size(); at += kBlock) {
+    const std::size_t n = std::min(kBlock, bytes.size() - at);
+    hash.update(bytes.data() + at, n);
+    file.done_with(at, at + n);
+  }
   return hash.hex_digest();
 }
 

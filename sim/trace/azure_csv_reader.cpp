@@ -46,15 +46,20 @@ std::string_view chop(std::string_view& line, bool& more) {
   return field;
 }
 
-// The rows of `lines` appended to `out`: fields in the header's order
-// (`column_of_field`, -1 for a column ignored). `bytes` sizes the reservation.
-void read_rows(TextLines& lines, const std::vector<int>& column_of_field, const std::string& path,
-               std::vector<TraceRecord>& out, std::size_t bytes) {
-  // Room for every record at once: a line holds at least
-  // "YYYY-MM-DD HH:MM:SS,0,0\n" (24 bytes); touched only as far as it is filled.
-  reserve_large(out, bytes / 24 + 1);
+// Records in `text` at most: a valid line is at least 24 bytes with its
+// newline ("YYYY-MM-DD HH:MM:SS,0,0\n"), the last one 23 without.
+std::size_t most_records(std::string_view text) {
+  return text.size() / 24 + 1;
+}
+
+// The rows of `lines` written to out[0, 1, ...]: fields in the header's order
+// (`column_of_field`, -1 for a column ignored). Returns how many; `out` has
+// room for most_records of the lines' text.
+std::size_t read_rows(TextLines& lines, const std::vector<int>& column_of_field,
+                      const std::string& path, TraceRecord* out, std::size_t room) {
   std::string_view line;
   std::string_view field[kColumns];
+  std::size_t count = 0;
   while (lines.next(line)) {
     const std::uint64_t number = lines.number();
     bool more = true;
@@ -72,8 +77,10 @@ void read_rows(TextLines& lines, const std::vector<int>& column_of_field, const 
     if (!error.empty()) throw InputError(path, number, "ContextTokens", error);
     error = parse_token_field(field[2], record.generated_tokens);
     if (!error.empty()) throw InputError(path, number, "GeneratedTokens", error);
-    out.push_back(record);
+    if (count == room) throw std::logic_error("read_azure_csv: more records than lines allow");
+    out[count++] = record;
   }
+  return count;
 }
 
 }  // namespace
@@ -120,9 +127,12 @@ Trace read_azure_csv(const std::string& path) {
       throw InputError(path, 1, std::string(kNames[c]), "column missing from the header");
   }
 
-  // A large file is read in two halves at once, split at a line end; the
-  // second half's lines are counted first, so that an error names its line,
-  // and the first half's error (the earlier line) wins.
+  // A large file is read in two halves at once, split at a line end, into one
+  // array: a line is a record (or an error), so the second half's records
+  // start at the first half's line count. That count also numbers the second
+  // half's lines, so that an error names its line; the first half's error
+  // (the earlier line) wins. The array is sized, not filled, beforehand (a
+  // record a shortest line): each thread faults in the pages it writes.
   const std::string_view body = lines.rest();
   std::size_t split = body.size();
   if (body.size() >= kParallelBytes && std::thread::hardware_concurrency() > 1) {
@@ -131,26 +141,35 @@ Trace read_azure_csv(const std::string& path) {
   }
   const std::string_view first = body.substr(0, split);
   const std::string_view second = body.substr(split);
-  std::vector<TraceRecord> later;
+  const std::size_t first_room = most_records(first);
+  trace.records.resize(first_room + (second.empty() ? 0 : most_records(second)));
+  prefer_huge_pages(trace.records.data(), trace.records.size() * sizeof(TraceRecord));
+  std::size_t earlier = 0, later = 0, first_lines = 0;
   std::future<void> reading;
   if (!second.empty()) {
     reading = std::async(std::launch::async, [&] {
-      const auto before = static_cast<std::uint64_t>(std::count(first.begin(), first.end(), '\n'));
-      TextLines part(second, path, lines.number() + before + 1);
-      read_rows(part, column_of_field, path, later, second.size());
+      first_lines = static_cast<std::size_t>(std::count(first.begin(), first.end(), '\n'));
+      // More lines than valid ones fit: the first half holds an error, which
+      // its own reading reports.
+      if (first_lines > first_room) return;
+      TextLines part(second, path, lines.number() + first_lines + 1);
+      later = read_rows(part, column_of_field, path, trace.records.data() + first_lines,
+                        trace.records.size() - first_lines);
     });
   }
   try {
     TextLines part(first, path, lines.number() + 1);
-    read_rows(part, column_of_field, path, trace.records, bytes.size());
+    earlier = read_rows(part, column_of_field, path, trace.records.data(), first_room);
   } catch (...) {
     if (reading.valid()) reading.wait();
     throw;
   }
   if (reading.valid()) {
     reading.get();
-    trace.records.insert(trace.records.end(), later.begin(), later.end());
+    // Every line of the first half was a record.
+    if (earlier != first_lines) throw std::logic_error("read_azure_csv: a line without a record");
   }
+  trace.records.resize(earlier + later);
   if (trace.records.empty()) throw InputError(path, 2, "", "no requests after the header");
   normalize_trace(trace);
   return trace;

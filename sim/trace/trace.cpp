@@ -1,6 +1,7 @@
 #include "trace/trace.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/input_error.hpp"
 
@@ -35,11 +36,37 @@ void normalize_trace(Trace& trace) {
       throw InputError(trace.path, 0, "", "timestamps span more than the int64 nanosecond range");
     }
   }
-  if (trace.out_of_order > 0) {
+  if (trace.out_of_order == 0) return;
+  if (trace.hash_ranges.empty()) {
     std::stable_sort(
         trace.records.begin(), trace.records.end(),
         [](const TraceRecord& a, const TraceRecord& b) { return a.offset_ns < b.offset_ns; });
+    return;
   }
+  // The records and their hash ranges in the same new order.
+  std::vector<std::size_t> order(trace.records.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return trace.records[a].offset_ns < trace.records[b].offset_ns;
+  });
+  LargeVector<TraceRecord> records(order.size());
+  std::vector<HashRange> ranges(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    records[i] = trace.records[order[i]];
+    ranges[i] = trace.hash_ranges[order[i]];
+  }
+  trace.records = std::move(records);
+  trace.hash_ranges = std::move(ranges);
+}
+
+std::span<const std::uint32_t> Trace::hash_ids_of(std::size_t i) const {
+  if (hash_ranges.empty()) return {};
+  const HashRange r = hash_ranges.at(i);
+  if (std::uint64_t{r.begin} + r.count > hash_ids.size()) {
+    throw std::invalid_argument("a record's hash ids lie outside the trace's");
+  }
+  return {hash_ids.data() + r.begin, r.count};
 }
 
 }  // namespace infersim

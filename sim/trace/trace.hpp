@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "core/large_array.hpp"
 
 namespace infersim {
 
@@ -14,10 +17,12 @@ struct TraceRecord {
   std::int64_t offset_ns = 0;
   std::uint32_t context_tokens = 0;
   std::uint32_t generated_tokens = 0;
-  // The record's prompt block ids (Mooncake hash_ids): Trace::hash_ids[hash_begin,
-  // hash_begin + hash_count).
-  std::uint32_t hash_begin = 0;
-  std::uint32_t hash_count = 0;
+};
+
+// Where a record's prompt block ids (Mooncake hash_ids) lie in Trace::hash_ids.
+struct HashRange {
+  std::uint32_t begin = 0;
+  std::uint32_t count = 0;
 };
 
 struct Trace {
@@ -25,17 +30,23 @@ struct Trace {
   std::string format;          // e.g. "azure-csv"
   std::string timestamp_unit;  // as read: "datetime", "ms", ...
   std::int64_t origin_ns = 0;  // absolute time of offset 0, ns since 1970-01-01 UTC
-  std::vector<TraceRecord> records;
+  LargeVector<TraceRecord> records;
   std::vector<std::uint32_t> hash_ids;  // every record's block ids, back to back
-  std::uint64_t filtered_out = 0;       // rows a --filter did not keep
-  std::uint64_t out_of_order = 0;       // lines whose timestamp was earlier than the line before
+  // Empty for a trace without block ids, else one a record: its ids.
+  std::vector<HashRange> hash_ranges;
+  std::uint64_t filtered_out = 0;  // rows a --filter did not keep
+  std::uint64_t out_of_order = 0;  // lines whose timestamp was earlier than the line before
 
   std::uint64_t total_context_tokens() const;
   std::uint64_t total_generated_tokens() const;
+  // Record i's block ids (none for a trace without them); throws
+  // std::invalid_argument when its range lies outside hash_ids.
+  std::span<const std::uint32_t> hash_ids_of(std::size_t i) const;
 };
 
 // Takes records holding absolute timestamps in offset_ns, subtracts the
-// smallest, and stably sorts them by offset; counts the lines out of order.
+// smallest, and stably sorts them by offset (their hash ranges with them);
+// counts the lines out of order.
 void normalize_trace(Trace& trace);
 
 }  // namespace infersim

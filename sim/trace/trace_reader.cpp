@@ -123,12 +123,15 @@ struct RecordBuilder {
     if (!error.empty()) throw InputError(path, line, source.columns.input, error);
     error = parse_token_field(output, record.generated_tokens);
     if (!error.empty()) throw InputError(path, line, source.columns.output, error);
-    if (hash_ids != nullptr) {
+    // With a column of block ids, every record has a range (empty without them).
+    if (!source.columns.hash_ids.empty()) {
       ids.clear();
-      error = parse_id_list(*hash_ids, ids);
-      if (!error.empty()) throw InputError(path, line, source.columns.hash_ids, error);
-      record.hash_begin = static_cast<std::uint32_t>(trace.hash_ids.size());
-      record.hash_count = static_cast<std::uint32_t>(ids.size());
+      if (hash_ids != nullptr) {
+        error = parse_id_list(*hash_ids, ids);
+        if (!error.empty()) throw InputError(path, line, source.columns.hash_ids, error);
+      }
+      trace.hash_ranges.push_back({static_cast<std::uint32_t>(trace.hash_ids.size()),
+                                   static_cast<std::uint32_t>(ids.size())});
       trace.hash_ids.insert(trace.hash_ids.end(), ids.begin(), ids.end());
     }
     trace.records.push_back(record);

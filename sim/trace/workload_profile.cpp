@@ -26,7 +26,7 @@ struct WindowCounts {
 // pass over the sorted offsets. With counts c_k over W windows and n requests,
 // variance / mean = (sum c_k^2 / W - (n/W)^2) / (n/W) = sum c_k^2 / n - n / W,
 // so only the non-empty windows need visiting.
-WindowCounts count_windows(const std::vector<TraceRecord>& records, std::int64_t window_ns) {
+WindowCounts count_windows(const LargeVector<TraceRecord>& records, std::int64_t window_ns) {
   WindowCounts out;
   if (records.empty()) return out;
   std::uint64_t sum_of_squares = 0;
@@ -55,7 +55,7 @@ WindowCounts count_windows(const std::vector<TraceRecord>& records, std::int64_t
 }
 
 template <typename Field>
-TokenStats token_stats(const std::vector<TraceRecord>& records, Field field) {
+TokenStats token_stats(const LargeVector<TraceRecord>& records, Field field) {
   TokenStats stats;
   if (records.empty()) return stats;
   std::vector<double> values;
@@ -74,14 +74,6 @@ TokenStats token_stats(const std::vector<TraceRecord>& records, Field field) {
   return stats;
 }
 
-// The record's block ids, checked to lie within the trace's.
-std::span<const std::uint32_t> ids_of(const Trace& trace, const TraceRecord& r) {
-  if (static_cast<std::uint64_t>(r.hash_begin) + r.hash_count > trace.hash_ids.size()) {
-    throw std::invalid_argument("profile_workload: a record's hash ids lie outside the trace's");
-  }
-  return {trace.hash_ids.data() + r.hash_begin, r.hash_count};
-}
-
 // A block is a hit when an earlier block of the trace had its id. Mooncake
 // numbers blocks densely from 0, so a bit a possible id walks the trace in
 // order in linear time; sparse ids fall back to sorting a copy, where the hits
@@ -89,10 +81,11 @@ std::span<const std::uint32_t> ids_of(const Trace& trace, const TraceRecord& r) 
 std::optional<BlockReuse> block_reuse(const Trace& trace) {
   std::uint64_t seen = 0;
   std::uint32_t largest = 0;
-  for (const TraceRecord& r : trace.records) {
-    for (const std::uint32_t id : ids_of(trace, r))
+  for (std::size_t i = 0; i < trace.records.size(); ++i) {
+    const auto ids = trace.hash_ids_of(i);
+    for (const std::uint32_t id : ids)
       largest = std::max(largest, id);
-    seen += r.hash_count;
+    seen += ids.size();
   }
   if (seen == 0) return std::nullopt;
   BlockReuse out;
@@ -100,8 +93,8 @@ std::optional<BlockReuse> block_reuse(const Trace& trace) {
   constexpr std::uint64_t kBitsPerBlock = 64;  // the bitmap costs at most 8 bytes a block
   if (largest / kBitsPerBlock <= seen) {
     std::vector<bool> known(static_cast<std::size_t>(largest) + 1);
-    for (const TraceRecord& r : trace.records) {
-      for (const std::uint32_t id : ids_of(trace, r)) {
+    for (std::size_t i = 0; i < trace.records.size(); ++i) {
+      for (const std::uint32_t id : trace.hash_ids_of(i)) {
         if (!known[id]) {
           known[id] = true;
           ++out.distinct_blocks;
@@ -111,8 +104,8 @@ std::optional<BlockReuse> block_reuse(const Trace& trace) {
   } else {
     std::vector<std::uint32_t> ids;
     ids.reserve(static_cast<std::size_t>(seen));
-    for (const TraceRecord& r : trace.records) {
-      const auto range = ids_of(trace, r);
+    for (std::size_t i = 0; i < trace.records.size(); ++i) {
+      const auto range = trace.hash_ids_of(i);
       ids.insert(ids.end(), range.begin(), range.end());
     }
     std::sort(ids.begin(), ids.end());
@@ -141,7 +134,7 @@ nlohmann::ordered_json token_json(const TokenStats& stats) {
 }  // namespace
 
 WorkloadProfile profile_workload(const Trace& trace) {
-  const std::vector<TraceRecord>& records = trace.records;
+  const LargeVector<TraceRecord>& records = trace.records;
   WorkloadProfile p;
   p.requests = records.size();
   if (records.empty()) return p;

@@ -56,9 +56,14 @@ inline std::string write_input(std::string_view bytes, const std::string& extens
 inline void check_trace(const Trace& trace) {
   if (trace.records.empty()) std::abort();
   std::int64_t previous = 0;
-  for (const TraceRecord& r : trace.records) {
+  if (!trace.hash_ranges.empty() && trace.hash_ranges.size() != trace.records.size()) std::abort();
+  for (std::size_t i = 0; i < trace.records.size(); ++i) {
+    const TraceRecord& r = trace.records[i];
     if (r.offset_ns < previous) std::abort();
-    if (std::uint64_t{r.hash_begin} + r.hash_count > trace.hash_ids.size()) std::abort();
+    if (!trace.hash_ranges.empty()) {
+      const HashRange h = trace.hash_ranges[i];
+      if (std::uint64_t{h.begin} + h.count > trace.hash_ids.size()) std::abort();
+    }
     previous = r.offset_ns;
   }
   if (trace.records.front().offset_ns != 0) std::abort();

@@ -66,11 +66,11 @@ TEST_F(TraceReader, HashIdsFollowTheirRequestThroughTheSort) {
   ASSERT_EQ(trace.records.size(), 2u);
   const TraceRecord& first = trace.records[0];
   EXPECT_EQ(first.context_tokens, 2u);
-  ASSERT_EQ(first.hash_count, 1u);
-  EXPECT_EQ(trace.hash_ids[first.hash_begin], 4u);
-  const TraceRecord& second = trace.records[1];
-  ASSERT_EQ(second.hash_count, 3u);
-  EXPECT_EQ(trace.hash_ids[second.hash_begin + 2], 9u);
+  ASSERT_EQ(trace.hash_ids_of(0).size(), 1u);
+  EXPECT_EQ(trace.hash_ids_of(0)[0], 4u);
+  EXPECT_EQ(trace.records[1].context_tokens, 1u);
+  ASSERT_EQ(trace.hash_ids_of(1).size(), 3u);
+  EXPECT_EQ(trace.hash_ids_of(1)[2], 9u);
 }
 
 TEST_F(TraceReader, BurstGptReadsSecondsAndFiltersRows) {
@@ -134,8 +134,8 @@ TEST_F(TraceReader, GenericJsonlMapsKeysAndUnits) {
   const Trace trace = read_trace(source);
   EXPECT_EQ(trace.format, "jsonl");
   EXPECT_EQ(trace.records[1].offset_ns, 250'000);
-  EXPECT_EQ(trace.records[0].hash_count, 2u);
-  EXPECT_EQ(trace.records[1].hash_count, 0u);
+  EXPECT_EQ(trace.hash_ids_of(0).size(), 2u);
+  EXPECT_EQ(trace.hash_ids_of(1).size(), 0u);
 }
 
 TEST_F(TraceReader, ExplicitFormatOverridesDetection) {

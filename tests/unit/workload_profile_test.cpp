@@ -33,9 +33,9 @@ Trace trace_at(std::initializer_list<double> offsets_s) {
 }
 
 void add_ids(Trace& trace, std::size_t record, std::initializer_list<std::uint32_t> ids) {
-  TraceRecord& r = trace.records.at(record);
-  r.hash_begin = static_cast<std::uint32_t>(trace.hash_ids.size());
-  r.hash_count = static_cast<std::uint32_t>(ids.size());
+  trace.hash_ranges.resize(trace.records.size());
+  trace.hash_ranges.at(record) = {static_cast<std::uint32_t>(trace.hash_ids.size()),
+                                  static_cast<std::uint32_t>(ids.size())};
   trace.hash_ids.insert(trace.hash_ids.end(), ids);
 }
 
@@ -157,10 +157,7 @@ TEST(WorkloadProfile, BlockIdsAreReadThroughEachRecordsRange) {
   // leaves them; one record without ids.
   Trace trace = trace_at({0, 1, 2});
   trace.hash_ids = {7, 7, 8, 9};
-  trace.records[0].hash_begin = 2;
-  trace.records[0].hash_count = 2;  // 8, 9
-  trace.records[2].hash_begin = 0;
-  trace.records[2].hash_count = 2;  // 7, 7
+  trace.hash_ranges = {{2, 2}, {0, 0}, {0, 2}};  // 8, 9; none; 7, 7
   const WorkloadProfile p = profile_workload(trace);
   ASSERT_TRUE(p.blocks);
   EXPECT_EQ(p.blocks->blocks_seen, 4u);
