@@ -63,10 +63,11 @@ std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> interval
   return static_cast<std::uint64_t>(peak);
 }
 
-ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_requests)
-    : knobs_(std::move(knobs)) {
+ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_requests,
+                               const TaskList* requests)
+    : knobs_(std::move(knobs)), requests_(requests) {
   samples_.reserve(expected_requests);
-  reserve_large(tpot_s_, expected_requests);
+  if (requests_ == nullptr) reserve_large(tpot_s_, expected_requests);
   for (const double p : knobs_.percentiles) {
     for (const auto m : {LatencySamples::kTtft, LatencySamples::kE2el, LatencySamples::kWait})
       samples_.want(m, p / 100);
@@ -75,7 +76,10 @@ ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_r
   samples_.want_cdf(LatencySamples::kTtft, kCdfPoints);
 }
 
-void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
+void ServingMetrics::on_issued(std::uint64_t id, const Task& task, const RequestOutcome& o) {
+  if (requests_ != nullptr && id != n_) {
+    throw std::logic_error("ServingMetrics: requests not in id order");
+  }
   const Duration ttft = o.first_token - task.arrival;
   const Duration e2el = o.response - task.arrival;
   const Duration wait = o.wait();
@@ -87,7 +91,8 @@ void ServingMetrics::on_issued(std::uint64_t, const Task& task, const RequestOut
   const double decode_ns = static_cast<double>((o.response - o.first_token).count_ns());
   if (task.generated_tokens > 1) {
     const double tpot_s = decode_ns / 1e9 / (task.generated_tokens - 1);
-    tpot_s_.push_back(tpot_s);
+    if (requests_ == nullptr) tpot_s_.push_back(tpot_s);
+    ++tpot_count_;
     tpot_sum_s_ += tpot_s;
   }
   input_tokens_ += task.context_tokens;
@@ -135,13 +140,31 @@ void ServingMetrics::append_to(Summary& summary) {
       add(percentile_key(metric, p), samples_.percentile(m, p / 100));
   };
   distribution("ttft", mean_s(ttft_total_ns_, n_), LatencySamples::kTtft);
-  add("tpot_mean_s",
-      tpot_s_.empty() ? std::nullopt
-                      : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_s_.size())));
+  add("tpot_mean_s", tpot_count_ == 0
+                         ? std::nullopt
+                         : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_count_)));
   std::vector<double> fractions;
   for (const double p : knobs_.percentiles)
     fractions.push_back(p / 100);
-  const std::vector<std::optional<double>> tpot = percentiles(tpot_s_, fractions);
+  std::vector<std::optional<double>> tpot;
+  if (requests_ == nullptr) {
+    tpot = percentiles(tpot_s_, fractions);
+  } else {
+    // Each request's TPOT again, exactly as on_issued had it: the decode time
+    // is E2E latency - TTFT (response - first token).
+    const std::int64_t* e2el = samples_.values(LatencySamples::kE2el).data();
+    const std::int64_t* ttft = samples_.values(LatencySamples::kTtft).data();
+    const TaskList* tasks = requests_;
+    tpot = percentiles_of_keys(
+        tpot_count_, n_,
+        [=](std::size_t i) {
+          const double generated = tasks->generated_tokens(i);
+          if (!(generated > 1)) return kNoValue;
+          const auto decode_ns = static_cast<double>(e2el[i] - ttft[i]);
+          return order_key(decode_ns / 1e9 / (generated - 1));
+        },
+        fractions);
+  }
   for (std::size_t i = 0; i < fractions.size(); ++i)
     add(percentile_key("tpot", knobs_.percentiles[i]), tpot[i]);
   distribution("e2el", mean_s(e2el_total_ns_, n_), LatencySamples::kE2el);

@@ -12,6 +12,7 @@
 #include "core/sim_time.hpp"
 #include "model/request_observer.hpp"
 #include "report/summary.hpp"
+#include "task/task_list.hpp"
 
 namespace infersim {
 
@@ -64,7 +65,12 @@ std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> interval
 //   in non-decreasing arrival order (as EdgeSimulation does).
 class ServingMetrics : public RequestObserver {
  public:
-  explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0);
+  // Given `requests` (the tasks it will be told of, in id order, which must
+  // outlive it), the TPOT of each is worked out at the end from its latencies
+  // and its generated tokens there, rather than kept: on_issued must then come
+  // in id order.
+  explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0,
+                          const TaskList* requests = nullptr);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
   void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
 
@@ -94,7 +100,9 @@ class ServingMetrics : public RequestObserver {
   std::optional<SimTime> first_arrival_;
   SimTime last_response_;
   LatencySamples samples_;
-  std::vector<double> tpot_s_;
+  const TaskList* requests_;
+  std::uint64_t tpot_count_ = 0;  // requests with a TPOT
+  std::vector<double> tpot_s_;    // each TPOT, without `requests`
   // Responses of the requests in flight, a min-heap; its largest size.
   std::vector<std::int64_t> in_flight_;
   std::uint64_t peak_in_flight_ = 0;

@@ -69,25 +69,9 @@ std::optional<double> percentile(std::vector<double>& values, double q) {
 
 std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
                                                const std::vector<double>& qs) {
-  std::vector<std::optional<double>> out(qs.size());
-  const std::size_t n = values.size();
-  if (n == 0) return out;
-  std::vector<std::size_t> ranks;
-  for (const double q : qs) {
-    const auto [below, above] = ranks_of(n, q);
-    ranks.push_back(below);
-    ranks.push_back(above);
-  }
   const double* data = values.data();
-  const std::vector<std::uint64_t> keys = select_ranks(
-      n, [data](std::size_t i) { return order_key(data[i]); }, std::span(ranks));
-  for (std::size_t i = 0; i < qs.size(); ++i) {
-    const double a = double_of_order_key(keys[2 * i]);
-    out[i] = ranks[2 * i] == ranks[2 * i + 1] ? a
-                                              : interpolate(a, double_of_order_key(keys[2 * i + 1]),
-                                                            static_cast<double>(n - 1) * qs[i]);
-  }
-  return out;
+  return percentiles_of_keys(
+      values.size(), values.size(), [data](std::size_t i) { return order_key(data[i]); }, qs);
 }
 
 std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q) {

@@ -54,7 +54,7 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
   const NetworkPath network(settings.hops);
   EdgeServer server(settings.cores);
   const EnergyModel energy(settings.energy_knobs());
-  ServingMetrics serving(settings.serving_knobs(), result.tasks.size());
+  ServingMetrics serving(settings.serving_knobs(), result.tasks.size(), &result.tasks);
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));

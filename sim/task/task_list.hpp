@@ -1,10 +1,14 @@
-// The tasks of a run in issue order, kept compact: an arrival and two token
-// counts a task (24 bytes), the costs and the deadline derived by make_task
-// with the list's knobs whenever a task is read. A week of traffic is millions
-// of tasks; the derived fields would triple what they hold.
+// The tasks of a run in issue order, kept compact: an arrival a task and its
+// two token counts, the costs and the deadline derived by make_task with the
+// list's knobs whenever a task is read. A week of traffic is millions of
+// tasks, and each byte a task is a page to fill: the counts are kept once for
+// a list where every task has the same (the synthetic mean sizes), as two
+// 32-bit integers a task where all are whole (recorded requests), else as two
+// reals a task; 8, 16 or 24 bytes a task in all.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <vector>
 
@@ -21,24 +25,45 @@ class TaskList {
   void reserve(std::size_t n);
   void add(SimTime arrival, double context_tokens, double generated_tokens) {
     arrival_ns_.push_back(arrival.count_ns());
-    context_tokens_.push_back(context_tokens);
-    generated_tokens_.push_back(generated_tokens);
+    if (sizes_ == kSame && (arrival_ns_.size() == 1 || (context_tokens == same_context_ &&
+                                                        generated_tokens == same_generated_))) {
+      same_context_ = context_tokens;
+      same_generated_ = generated_tokens;
+      return;
+    }
+    add_sizes(context_tokens, generated_tokens);
   }
-  void pop_back() {
-    arrival_ns_.pop_back();
-    context_tokens_.pop_back();
-    generated_tokens_.pop_back();
-  }
+  void pop_back();
   void clear();
 
   std::size_t size() const { return arrival_ns_.size(); }
   bool empty() const { return arrival_ns_.empty(); }
   SimTime arrival(std::size_t k) const { return SimTime::ns(arrival_ns_[k]); }
-  double context_tokens(std::size_t k) const { return context_tokens_[k]; }
-  double generated_tokens(std::size_t k) const { return generated_tokens_[k]; }
+  double context_tokens(std::size_t k) const {
+    switch (sizes_) {
+      case kSame:
+        return same_context_;
+      case kWhole:
+        return whole_[k].context;
+      case kReal:
+        break;
+    }
+    return real_[k].context;
+  }
+  double generated_tokens(std::size_t k) const {
+    switch (sizes_) {
+      case kSame:
+        return same_generated_;
+      case kWhole:
+        return whole_[k].generated;
+      case kReal:
+        break;
+    }
+    return real_[k].generated;
+  }
   // Task k, derived (MODEL.md section 5).
   Task operator[](std::size_t k) const {
-    return make_task(arrival(k), context_tokens_[k], generated_tokens_[k], knobs_);
+    return make_task(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
   }
   Task front() const { return (*this)[0]; }
   Task back() const { return (*this)[size() - 1]; }
@@ -75,10 +100,26 @@ class TaskList {
   const_iterator end() const { return {this, size()}; }
 
  private:
+  // The first task whose sizes differ from the earlier ones' (kSame to
+  // kWhole or kReal), or are not whole 32-bit counts (kWhole to kReal).
+  void add_sizes(double context_tokens, double generated_tokens);
+
+  struct WholeSizes {
+    std::uint32_t context, generated;
+  };
+  struct RealSizes {
+    double context, generated;
+  };
+  enum Sizes { kSame, kWhole, kReal };
+
   TaskKnobs knobs_;
   std::vector<std::int64_t> arrival_ns_;
-  std::vector<double> context_tokens_;
-  std::vector<double> generated_tokens_;
+  Sizes sizes_ = kSame;
+  double same_context_ = 0;  // every task's, while kSame
+  double same_generated_ = 0;
+  std::vector<WholeSizes> whole_;
+  std::vector<RealSizes> real_;
+  std::size_t reserved_ = 0;  // what reserve() asked for, for the sizes to come
 };
 
 }  // namespace infersim

@@ -1,6 +1,10 @@
 #include "task/task.hpp"
+#include "task/task_list.hpp"
 
 #include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
 
 namespace infersim {
 namespace {
@@ -39,6 +43,43 @@ TEST(Task, MeanSizesMayBeReal) {
   const Task task = make_task(SimTime::zero(), 2.5, 0.5, TaskKnobs{});
   EXPECT_DOUBLE_EQ(task.length_mi, 2.5 * 12 + 0.5 * 2000);
   EXPECT_EQ(task.first_token, task.exec);  // fewer than one generated token
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// What a list gives back is what it was given, whichever way it keeps the
+// sizes: the same for all, whole counts, or reals after whole ones.
+TEST(TaskList, GivesBackTheSizesItWasGivenHoweverItKeepsThem) {
+  const std::vector<std::pair<double, double>> same = {{2047.848, 27.883}, {2047.848, 27.883}};
+  const std::vector<std::pair<double, double>> whole = {{5, 5}, {5, 5}, {7, 0}, {4294967295.0, 1}};
+  const std::vector<std::pair<double, double>> mixed = {
+      {5, 5}, {5, 5}, {6, 1}, {0.5, 2}, {4294967296.0, 3}, {1, 1}};
+  for (const auto* sizes : {&same, &whole, &mixed}) {
+    TaskList tasks;
+    tasks.reserve(3);
+    for (std::size_t k = 0; k < sizes->size(); ++k)
+      tasks.add(SimTime::ns(static_cast<std::int64_t>(10 * k)), (*sizes)[k].first,
+                (*sizes)[k].second);
+    ASSERT_EQ(tasks.size(), sizes->size());
+    for (std::size_t k = 0; k < sizes->size(); ++k) {
+      EXPECT_EQ(tasks.arrival(k), SimTime::ns(static_cast<std::int64_t>(10 * k)));
+      EXPECT_EQ(tasks.context_tokens(k), (*sizes)[k].first) << k;
+      EXPECT_EQ(tasks.generated_tokens(k), (*sizes)[k].second) << k;
+      EXPECT_EQ(tasks[k].length_mi,
+                make_task(tasks.arrival(k), (*sizes)[k].first, (*sizes)[k].second, {}).length_mi);
+    }
+    tasks.pop_back();
+    EXPECT_EQ(tasks.size(), sizes->size() - 1);
+    EXPECT_EQ(tasks.generated_tokens(tasks.size() - 1), (*sizes)[sizes->size() - 2].second);
+    tasks.clear();
+    EXPECT_TRUE(tasks.empty());
+    tasks.add(SimTime::zero(), 3, 4);
+    EXPECT_EQ(tasks.context_tokens(0), 3);
+  }
 }
 
 }  // namespace
