@@ -55,6 +55,38 @@ TEST(ServingMetrics, TpotLeavesOutRequestsOfOneToken) {
   EXPECT_DOUBLE_EQ(*s.get("e2el_p50_s"), 3);
 }
 
+TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
+  // Mean sizes (real token counts) and whole ones, some of one token.
+  TaskList tasks;
+  std::vector<RequestOutcome> outcomes;
+  for (int i = 0; i < 5000; ++i) {
+    const double generated = i % 7 == 0 ? 1 : i % 2 == 0 ? 27.883 : 1 + i % 50;
+    tasks.add(at(i * 0.01), 100, generated);
+    RequestOutcome o;
+    o.server_arrival = at(i * 0.01);
+    o.start = o.server_arrival + Duration::ns(i % 13 * 1000);
+    o.first_token = o.start + Duration::ns(1'000'000 + i % 17 * 12345);
+    o.response = o.first_token + Duration::ns(i % 101 * 987'654);
+    o.finish = o.response;
+    outcomes.push_back(o);
+  }
+  ServingMetrics kept({{10, 50, 99.9}, std::nullopt});
+  ServingMetrics derived({{10, 50, 99.9}, std::nullopt}, tasks.size(), &tasks);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    kept.on_issued(i, tasks[i], outcomes[i]);
+    derived.on_issued(i, tasks[i], outcomes[i]);
+  }
+  Summary a, b;
+  kept.append_to(a);
+  derived.append_to(b);
+  for (const char* key : {"tpot_mean_s", "tpot_p10_s", "tpot_p50_s", "tpot_p99.9_s"}) {
+    ASSERT_TRUE(a.get(key).has_value()) << key;
+    EXPECT_EQ(*a.get(key), *b.get(key)) << key;
+  }
+  ServingMetrics out_of_order({}, 2, &tasks);
+  EXPECT_THROW(out_of_order.on_issued(1, tasks[1], outcomes[1]), std::logic_error);
+}
+
 TEST(ServingMetrics, TpotDoesNotExistWithoutATwoTokenRequest) {
   ServingMetrics metrics;
   feed(metrics, {{0, 1, 1, 1}, {0, 1, 1, 0}});
