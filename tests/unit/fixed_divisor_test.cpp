@@ -13,9 +13,9 @@ namespace {
 TEST(FixedDivisor, EqualsIntegerDivision) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::mt19937_64 bits(5);
-  for (const std::int64_t s : {std::int64_t{1}, std::int64_t{3}, std::int64_t{7'000'000'001},
-                               std::int64_t{60'000'000'000}, std::int64_t{3'600'000'000'000},
-                               std::int64_t{1} << 40, kMax / 3, kMax}) {
+  for (const std::int64_t s :
+       {std::int64_t{1}, std::int64_t{3}, std::int64_t{7'000'000'001}, std::int64_t{60'000'000'000},
+        std::int64_t{3'600'000'000'000}, std::int64_t{1} << 40, kMax / 3, kMax}) {
     const FixedDivisor divide(s);
     std::vector<std::int64_t> ts = {0, 1, s - 1, s, 2 * (s / 2), kMax, kMax - 1};
     if (s < kMax) ts.push_back(s + 1);
