@@ -18,13 +18,23 @@ void EdgeSimulation::run() {
   in_flight_.clear();
   free_slots_.clear();
   if (!tasks_.empty()) engine_.schedule_at(tasks_.arrival(0), Phase::kArrival, kIssue, 0);
-  engine_.run([this](const Event& e) {
-    if (e.kind == kIssue) {
-      issue(e.subject);
-    } else {
-      respond(e.subject);
+  if (observer_thread_) relay_.start_thread();
+  try {
+    engine_.run([this](const Event& e) {
+      if (e.kind == kIssue) {
+        issue(e.subject);
+      } else {
+        respond(e.subject);
+      }
+    });
+  } catch (...) {
+    try {
+      relay_.finish();
+    } catch (...) {  // the model's error is the one reported
     }
-  });
+    throw;
+  }
+  relay_.finish();
 }
 
 void EdgeSimulation::issue(std::uint64_t k) {
@@ -47,8 +57,7 @@ void EdgeSimulation::issue(std::uint64_t k) {
   o.finish = a.finish;
   o.response = a.finish + network_.transfer(task.result_bits);
   o.first_token = a.start + task.first_token + network_.latency();
-  for (RequestObserver* observer : observers_)
-    observer->on_issued(k, task, o);
+  relay_.issued(k, task, o);
   engine_.schedule_at(o.response, Phase::kDeparture, kResponse, slot);
   if (k + 1 < tasks_.size())
     engine_.schedule_at(tasks_.arrival(k + 1), Phase::kArrival, kIssue, k + 1);
@@ -56,8 +65,7 @@ void EdgeSimulation::issue(std::uint64_t k) {
 
 void EdgeSimulation::respond(std::uint64_t slot) {
   const InFlight& done = in_flight_[slot];
-  for (RequestObserver* observer : observers_)
-    observer->on_completed(done.id, done.task, done.outcome);
+  relay_.completed(done.id, done.task, done.outcome);
   free_slots_.push_back(slot);
 }
 

@@ -9,6 +9,7 @@
 #include "model/device_fleet.hpp"
 #include "model/edge_server.hpp"
 #include "model/network_path.hpp"
+#include "model/observer_relay.hpp"
 #include "model/request_observer.hpp"
 #include "task/task.hpp"
 #include "task/task_list.hpp"
@@ -21,7 +22,10 @@ class EdgeSimulation {
   EdgeSimulation(const TaskList& tasks, DeviceFleet& fleet, const NetworkPath& network,
                  EdgeServer& server);
 
-  void add_observer(RequestObserver& observer) { observers_.push_back(&observer); }
+  void add_observer(RequestObserver& observer) { relay_.add(observer); }
+  // Observers called on a second thread while the model runs (the same calls
+  // in the same order): for large runs with a core to spare.
+  void call_observers_on_thread(bool on) { observer_thread_ = on; }
   void run();
 
   std::uint64_t events_executed() const { return engine_.executed(); }
@@ -35,7 +39,8 @@ class EdgeSimulation {
   DeviceFleet& fleet_;
   const NetworkPath& network_;
   EdgeServer& server_;
-  std::vector<RequestObserver*> observers_;
+  ObserverRelay relay_;
+  bool observer_thread_ = false;
   // The requests in flight, each in a slot from issue to response (a
   // response event's subject is its slot), so the memory held follows the
   // requests in flight, not the whole run.

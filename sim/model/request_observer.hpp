@@ -31,7 +31,11 @@ class RequestObserver {
   virtual void on_issued(std::uint64_t /*id*/, const Task& /*task*/,
                          const RequestOutcome& /*outcome*/) {}
   // At the response's arrival at the device.
-  virtual void on_completed(std::uint64_t id, const Task& task, const RequestOutcome& outcome) = 0;
+  virtual void on_completed(std::uint64_t /*id*/, const Task& /*task*/,
+                            const RequestOutcome& /*outcome*/) {}
+  // False for an observer that has nothing to do on_completed: it is then not
+  // called (a call a request saved; the outcome is known at issue).
+  virtual bool wants_completions() const { return true; }
 };
 
 }  // namespace infersim

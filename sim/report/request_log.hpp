@@ -14,7 +14,7 @@ class RequestLog : public RequestObserver {
  public:
   explicit RequestLog(std::size_t expected_requests = 0);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
-  void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
+  bool wants_completions() const override { return false; }
 
   const std::vector<RequestOutcome>& outcomes() const { return outcomes_; }
   std::vector<RequestOutcome> release() { return std::move(outcomes_); }

@@ -72,7 +72,7 @@ class ServingMetrics : public RequestObserver {
   explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0,
                           const TaskList* requests = nullptr);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
-  void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
+  bool wants_completions() const override { return false; }
 
   // Appends the serving figures to `summary`, after what it holds, skipping a
   // key it already has (ttft_p50_s is one of OUTPUT.md's). Call once.

@@ -128,7 +128,7 @@ class SummaryCollector : public RequestObserver {
   SummaryCollector(const SummaryCollector&) = delete;
   SummaryCollector& operator=(const SummaryCollector&) = delete;
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
-  void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
+  bool wants_completions() const override { return false; }
 
   struct RunFacts {
     SimTime run_length;  // T

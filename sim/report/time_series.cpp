@@ -27,8 +27,8 @@ void check_order(const Task& task, const RequestOutcome& o) {
 TimeSeriesCollector::TimeSeriesCollector(Duration slice)
     : slice_(slice), divide_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
 
-TimeSeriesCollector::Raw& TimeSeriesCollector::raw(std::size_t j) {
-  if (j >= raw_.size()) raw_.resize(std::max(j + 1, 2 * raw_.size()));
+TimeSeriesCollector::Raw& TimeSeriesCollector::grow(std::size_t j) {
+  raw_.resize(std::max(j + 1, 2 * raw_.size()));
   return raw_[j];
 }
 

@@ -57,7 +57,7 @@ class TimeSeriesCollector : public RequestObserver {
  public:
   explicit TimeSeriesCollector(Duration slice);
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
-  void on_completed(std::uint64_t, const Task&, const RequestOutcome&) override {}
+  bool wants_completions() const override { return false; }
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
@@ -87,7 +87,8 @@ class TimeSeriesCollector : public RequestObserver {
     bool wait_final = false;            // wait_p99_s is known
     std::optional<double> wait_p99_s;
   };
-  Raw& raw(std::size_t j);
+  Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
+  Raw& grow(std::size_t j);
   std::size_t slice_of(std::int64_t t) const;
   void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole);
   // Sweeps the queue's changes before `bound` (all of them when none).

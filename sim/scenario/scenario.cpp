@@ -43,7 +43,7 @@ LoadedTrace load_trace(const Settings& settings) {
 }
 
 ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, SimTime run_length,
-                    std::uint64_t dropped, bool keep_requests) {
+                    std::uint64_t dropped, bool keep_requests, bool spare_core) {
   ModeResult result;
   result.mode = std::move(mode);
   result.tasks = std::move(tasks);
@@ -65,6 +65,8 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
   simulation.add_observer(serving);
   simulation.add_observer(series);
   if (keep_requests) simulation.add_observer(log);
+  simulation.call_observers_on_thread(spare_core && result.tasks.size() >= kReportOnSpareCoreFrom &&
+                                      std::thread::hardware_concurrency() > 1);
   simulation.run();
 
   result.events = simulation.events_executed();
@@ -128,8 +130,10 @@ ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep
     for (std::uint32_t i = next++; i < runs; i = next++) {
       try {
         GeneratedTasks generated = generate_synthetic(settings, trace, settings.seed + i);
-        results[i] = simulate(settings, "synthetic", std::move(generated.tasks),
-                              generated.run_length, 0, keep_requests && i == 0);
+        // A lone replication has the other core to itself.
+        results[i] =
+            simulate(settings, "synthetic", std::move(generated.tasks), generated.run_length, 0,
+                     keep_requests && i == 0, threads > 1 && runs == 1);
         if (i > 0) results[i].tasks.clear();  // only the first seed's requests are written
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
@@ -189,7 +193,7 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
     GeneratedTasks generated = generate_recorded(settings, trace);
     if (progress) *progress << replay_line(generated) << '\n' << std::flush;
     result.recorded = simulate(settings, "recorded", std::move(generated.tasks),
-                               generated.run_length, generated.dropped, keep_requests);
+                               generated.run_length, generated.dropped, keep_requests, threads > 1);
   }
   if (with_synthetic) {
     result.synthetic = run_synthetic(settings, trace, keep_requests, threads);

@@ -85,5 +85,53 @@ TEST_P(Conservation, EveryRequestIsServedOnceWithoutOverlap) {
 
 INSTANTIATE_TEST_SUITE_P(Cores, Conservation, ::testing::Values(1u, 8u, 64u));
 
+// Every call an observer sees, in order.
+class CallLog : public RequestObserver {
+ public:
+  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& o) override {
+    calls.push_back({false, id, task.arrival, o.start, o.response});
+  }
+  void on_completed(std::uint64_t id, const Task& task, const RequestOutcome& o) override {
+    calls.push_back({true, id, task.arrival, o.start, o.response});
+  }
+  struct Call {
+    bool completed;
+    std::uint64_t id;
+    SimTime arrival, start, response;
+    bool operator==(const Call&) const = default;
+  };
+  std::vector<Call> calls;
+};
+
+// A reporter that has nothing to do at completions.
+class IssueCount : public RequestObserver {
+ public:
+  void on_issued(std::uint64_t, const Task&, const RequestOutcome&) override { ++issued; }
+  bool wants_completions() const override { return false; }
+  std::uint64_t issued = 0;
+};
+
+TEST(Conservation, ObserversOnASecondThreadSeeTheSameCallsInTheSameOrder) {
+  Settings settings;
+  settings.cores = 3;
+  const Trace trace = read_azure_csv(test::seed_trace());
+  const GeneratedTasks generated = generate_recorded(settings, trace);
+  std::vector<CallLog> logs(2);
+  for (const bool threaded : {false, true}) {
+    DeviceFleet fleet(settings.devices);
+    const NetworkPath network(settings.hops);
+    EdgeServer server(settings.cores);
+    EdgeSimulation simulation(generated.tasks, fleet, network, server);
+    IssueCount count;
+    simulation.add_observer(logs[threaded]);
+    simulation.add_observer(count);
+    simulation.call_observers_on_thread(threaded);
+    simulation.run();
+    EXPECT_EQ(count.issued, generated.tasks.size());
+  }
+  ASSERT_EQ(logs[0].calls.size(), 2 * generated.tasks.size());
+  EXPECT_TRUE(logs[0].calls == logs[1].calls);
+}
+
 }  // namespace
 }  // namespace infersim

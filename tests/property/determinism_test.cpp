@@ -2,6 +2,8 @@
 // time settings.json records.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -45,6 +47,36 @@ TEST(Determinism, ReplicationsDoNotDependOnTheThreadCount) {
     ASSERT_EQ(r.status, 0) << r.err;
   }
   for (const char* file : {"summary.json", "summary.csv", "synthetic/replications.csv"}) {
+    const std::string one = test::read_file(dir / "1" / file);
+    EXPECT_FALSE(one.empty()) << file;
+    EXPECT_EQ(one, test::read_file(dir / "2" / file)) << file;
+  }
+}
+
+// Large enough that with two cores the reporters run on the second one.
+TEST(Determinism, ThreadCountsDoNotChangeALargeRun) {
+  const fs::path dir = test::fresh_dir();
+  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  std::uint64_t state = 7;
+  for (int i = 0; i < 30000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const int ms = (i / 1000) * 60000 + (i % 1000) * (i / 1000 % 2 == 0 ? 7 : 53);
+    char line[96];
+    std::snprintf(line, sizeof line, "2023-11-16 18:%02d:%02d.%03d0000,%llu,%llu\n",
+                  ms / 60000 % 60, ms / 1000 % 60, ms % 1000,
+                  static_cast<unsigned long long>(state >> 52),
+                  static_cast<unsigned long long>(state >> 58));
+    csv += line;
+  }
+  const std::string trace = test::write_file(dir / "t.csv", csv).string();
+  for (const char* jobs : {"1", "2"}) {
+    const auto r = test::run_cli({"run", "--trace", trace, "-j", jobs, "--plots", "none",
+                                  "--output", (dir / jobs).string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  for (const char* file :
+       {"summary.json", "summary.csv", "recorded/requests.csv", "recorded/timeseries.csv",
+        "recorded/cdf.csv", "synthetic/requests.csv", "synthetic/timeseries.csv"}) {
     const std::string one = test::read_file(dir / "1" / file);
     EXPECT_FALSE(one.empty()) << file;
     EXPECT_EQ(one, test::read_file(dir / "2" / file)) << file;
