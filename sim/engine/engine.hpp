@@ -16,7 +16,7 @@ class CausalityError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-template <EventQueue Queue = BinaryHeapQueue>
+template <EventQueue Queue = QuaternaryHeapQueue>
 class Engine {
  public:
   SimTime now() const { return now_; }
@@ -29,6 +29,7 @@ class Engine {
       throw CausalityError("event scheduled at " + std::to_string(at.count_ns()) +
                            " ns, before the clock at " + std::to_string(now_.count_ns()) + " ns");
     }
+    if (next_seq_ >> EventKey::kSeqBits) throw std::length_error("more than 2^56 events");
     queue_.insert(Event{EventKey{at, phase, next_seq_++}, kind, subject});
   }
 

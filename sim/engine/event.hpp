@@ -15,14 +15,21 @@ namespace infersim {
 enum class Phase : std::uint8_t { kDeparture = 0, kArrival = 1 };
 
 struct EventKey {
+  EventKey() = default;
+  // seq below 2^56 (a run schedules fewer events than that).
+  constexpr EventKey(SimTime at, Phase phase, std::uint64_t seq)
+      : time(at), order((static_cast<std::uint64_t>(phase) << kSeqBits) | seq) {}
+
+  constexpr Phase phase() const { return static_cast<Phase>(order >> kSeqBits); }
+  constexpr std::uint64_t seq() const { return order & ((std::uint64_t{1} << kSeqBits) - 1); }
+
+  // (phase, seq) in one word, so that the key compares in two steps.
+  static constexpr unsigned kSeqBits = 56;
   SimTime time;
-  Phase phase = Phase::kArrival;
-  std::uint64_t seq = 0;
+  std::uint64_t order = static_cast<std::uint64_t>(Phase::kArrival) << kSeqBits;
 
   friend constexpr bool operator<(const EventKey& a, const EventKey& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.phase != b.phase) return a.phase < b.phase;
-    return a.seq < b.seq;
+    return a.time != b.time ? a.time < b.time : a.order < b.order;
   }
   friend constexpr bool operator==(const EventKey&, const EventKey&) = default;
 };
@@ -34,5 +41,6 @@ struct Event {
   std::uint32_t kind = 0;
   std::uint64_t subject = 0;
 };
+static_assert(sizeof(EventKey) == 16);
 
 }  // namespace infersim

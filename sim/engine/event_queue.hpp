@@ -1,7 +1,7 @@
 // The pending-event set behind a small interface (insert, peek, pop, empty,
-// size), as a concept so the engine's hot path makes no virtual call. Two
-// implementations: a binary heap for use, and a linear scan that is trivially
-// correct, against which the engine's tests check the heap.
+// size), as a concept so the engine's hot path makes no virtual call. Three
+// implementations: a binary and a 4-ary heap, and a linear scan that is
+// trivially correct, against which the engine's tests check the heaps.
 #pragma once
 
 #include <algorithm>
@@ -50,6 +50,51 @@ class BinaryHeapQueue {
       std::swap(heap_[i], heap_[child]);
       i = child;
     }
+  }
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  void reserve(std::size_t n) { heap_.reserve(n); }
+
+ private:
+  std::vector<Event> heap_;
+};
+
+// Implicit 4-ary min-heap on EventKey: half the levels of a binary heap, and
+// a node's four children share a cache line or two; elements move into a
+// hole rather than being swapped.
+class QuaternaryHeapQueue {
+ public:
+  void insert(const Event& e) {
+    std::size_t i = heap_.size();
+    heap_.push_back(e);
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!(e.key < heap_[parent].key)) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  const Event& peek() const { return heap_.front(); }
+  void pop() {
+    const Event last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::size_t child = first;
+      const std::size_t end = std::min(first + 4, n);
+      for (std::size_t c = first + 1; c < end; ++c) {
+        if (heap_[c].key < heap_[child].key) child = c;
+      }
+      if (!(heap_[child].key < last.key)) break;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = last;
   }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }

@@ -17,6 +17,7 @@ EdgeSimulation::EdgeSimulation(const TaskList& tasks, DeviceFleet& fleet,
 void EdgeSimulation::run() {
   in_flight_.clear();
   free_slots_.clear();
+  keep_in_flight_ = relay_.wants_completions();
   if (!tasks_.empty()) engine_.schedule_at(tasks_.arrival(0), Phase::kArrival, kIssue, 0);
   if (observer_thread_) relay_.start_thread();
   try {
@@ -38,17 +39,14 @@ void EdgeSimulation::run() {
 }
 
 void EdgeSimulation::issue(std::uint64_t k) {
-  std::uint64_t slot = in_flight_.size();
-  if (free_slots_.empty()) {
-    in_flight_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  in_flight_[slot].id = k;
-  in_flight_[slot].task = tasks_[k];
-  const Task& task = in_flight_[slot].task;
-  RequestOutcome& o = in_flight_[slot].outcome;
+  // A request stays in a slot until its response only for observers that
+  // want its completion; else the response event names the request alone.
+  InFlight here;
+  InFlight& r = keep_in_flight_ ? take_slot() : here;
+  r.id = k;
+  r.task = tasks_[k];
+  const Task& task = r.task;
+  RequestOutcome& o = r.outcome;
   o.device = fleet_.issue(k);
   o.server_arrival = task.arrival + network_.transfer(task.request_bits);
   const CoreAssignment a = server_.assign(o.server_arrival, task.exec);
@@ -58,15 +56,24 @@ void EdgeSimulation::issue(std::uint64_t k) {
   o.response = a.finish + network_.transfer(task.result_bits);
   o.first_token = a.start + task.first_token + network_.latency();
   relay_.issued(k, task, o);
-  engine_.schedule_at(o.response, Phase::kDeparture, kResponse, slot);
+  engine_.schedule_at(o.response, Phase::kDeparture, kResponse,
+                      keep_in_flight_ ? static_cast<std::uint64_t>(&r - in_flight_.data()) : k);
   if (k + 1 < tasks_.size())
     engine_.schedule_at(tasks_.arrival(k + 1), Phase::kArrival, kIssue, k + 1);
 }
 
-void EdgeSimulation::respond(std::uint64_t slot) {
-  const InFlight& done = in_flight_[slot];
+EdgeSimulation::InFlight& EdgeSimulation::take_slot() {
+  if (free_slots_.empty()) return in_flight_.emplace_back();
+  const std::uint64_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  return in_flight_[slot];
+}
+
+void EdgeSimulation::respond(std::uint64_t subject) {
+  if (!keep_in_flight_) return;
+  const InFlight& done = in_flight_[subject];
   relay_.completed(done.id, done.task, done.outcome);
-  free_slots_.push_back(slot);
+  free_slots_.push_back(subject);
 }
 
 }  // namespace infersim

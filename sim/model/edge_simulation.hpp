@@ -33,7 +33,7 @@ class EdgeSimulation {
  private:
   enum Kind : std::uint32_t { kIssue = 0, kResponse = 1 };
   void issue(std::uint64_t k);
-  void respond(std::uint64_t slot);
+  void respond(std::uint64_t subject);
 
   const TaskList& tasks_;
   DeviceFleet& fleet_;
@@ -43,15 +43,18 @@ class EdgeSimulation {
   bool observer_thread_ = false;
   // The requests in flight, each in a slot from issue to response (a
   // response event's subject is its slot), so the memory held follows the
-  // requests in flight, not the whole run.
+  // requests in flight, not the whole run; kept only for observers of
+  // completions (else a response event's subject is its request).
   struct InFlight {
     std::uint64_t id = 0;
     Task task;
     RequestOutcome outcome;
   };
+  InFlight& take_slot();
   std::vector<InFlight> in_flight_;
   std::vector<std::uint64_t> free_slots_;
-  Engine<BinaryHeapQueue> engine_;
+  bool keep_in_flight_ = true;
+  Engine<QuaternaryHeapQueue> engine_;
 };
 
 }  // namespace infersim

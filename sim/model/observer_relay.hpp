@@ -27,6 +27,8 @@ class ObserverRelay {
     if (observer.wants_completions()) completions_.push_back(&observer);
   }
   bool empty() const { return observers_.empty(); }
+  // Some observer wants on_completed.
+  bool wants_completions() const { return !completions_.empty(); }
 
   // From now until finish(), observers are called on a second thread.
   void start_thread();

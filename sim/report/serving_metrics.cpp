@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <future>
 #include <stdexcept>
 
 #include "core/large_array.hpp"
@@ -80,6 +81,7 @@ void ServingMetrics::on_issued(std::uint64_t id, const Task& task, const Request
   if (requests_ != nullptr && id != n_) {
     throw std::logic_error("ServingMetrics: requests not in id order");
   }
+  if (tpot_percentiles_) tpot_percentiles_.reset();  // selected before this request
   const Duration ttft = o.first_token - task.arrival;
   const Duration e2el = o.response - task.arrival;
   const Duration wait = o.wait();
@@ -129,20 +131,8 @@ void ServingMetrics::on_issued(std::uint64_t id, const Task& task, const Request
   }
 }
 
-void ServingMetrics::append_to(Summary& summary) {
-  auto add = [&](const std::string& key, std::optional<double> value, bool integer = false) {
-    if (!has_key(summary, key)) summary.add(key, value, integer);
-  };
-  auto distribution = [&](const std::string& metric, std::optional<double> mean,
-                          LatencySamples::Metric m) {
-    add(metric + "_mean_s", mean);
-    for (const double p : knobs_.percentiles)
-      add(percentile_key(metric, p), samples_.percentile(m, p / 100));
-  };
-  distribution("ttft", mean_s(ttft_total_ns_, n_), LatencySamples::kTtft);
-  add("tpot_mean_s", tpot_count_ == 0
-                         ? std::nullopt
-                         : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_count_)));
+std::vector<std::optional<double>> ServingMetrics::tpot_percentiles() {
+  if (tpot_percentiles_) return *tpot_percentiles_;
   std::vector<double> fractions;
   for (const double p : knobs_.percentiles)
     fractions.push_back(p / 100);
@@ -165,7 +155,50 @@ void ServingMetrics::append_to(Summary& summary) {
         },
         fractions);
   }
-  for (std::size_t i = 0; i < fractions.size(); ++i)
+  tpot_percentiles_ = tpot;
+  return tpot;
+}
+
+void ServingMetrics::prepare(bool spare_core) {
+  auto first = [this] {
+    tpot_percentiles();
+    samples_.select_wanted(LatencySamples::kE2el);
+  };
+  auto second = [this] {
+    samples_.select_wanted(LatencySamples::kTtft);
+    samples_.select_wanted(LatencySamples::kWait);
+  };
+  if (!spare_core || n_ < kPrepareOnTwoThreadsFrom) {
+    first();
+    second();
+    return;
+  }
+  std::future<void> other = std::async(std::launch::async, first);
+  try {
+    second();
+  } catch (...) {
+    other.wait();
+    throw;
+  }
+  other.get();
+}
+
+void ServingMetrics::append_to(Summary& summary) {
+  auto add = [&](const std::string& key, std::optional<double> value, bool integer = false) {
+    if (!has_key(summary, key)) summary.add(key, value, integer);
+  };
+  auto distribution = [&](const std::string& metric, std::optional<double> mean,
+                          LatencySamples::Metric m) {
+    add(metric + "_mean_s", mean);
+    for (const double p : knobs_.percentiles)
+      add(percentile_key(metric, p), samples_.percentile(m, p / 100));
+  };
+  distribution("ttft", mean_s(ttft_total_ns_, n_), LatencySamples::kTtft);
+  add("tpot_mean_s", tpot_count_ == 0
+                         ? std::nullopt
+                         : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_count_)));
+  const std::vector<std::optional<double>> tpot = tpot_percentiles();
+  for (std::size_t i = 0; i < tpot.size(); ++i)
     add(percentile_key("tpot", knobs_.percentiles[i]), tpot[i]);
   distribution("e2el", mean_s(e2el_total_ns_, n_), LatencySamples::kE2el);
   distribution("wait", mean_s(wait_total_ns_, n_), LatencySamples::kWait);

@@ -74,9 +74,14 @@ class ServingMetrics : public RequestObserver {
   void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
   bool wants_completions() const override { return false; }
 
+  // Selects every percentile the figures and the CDF will read, on two
+  // threads when `spare_core`; optional (they are selected when read).
+  void prepare(bool spare_core);
   // Appends the serving figures to `summary`, after what it holds, skipping a
   // key it already has (ttft_p50_s is one of OUTPUT.md's). Call once.
   void append_to(Summary& summary);
+  // From this many requests prepare() uses a spare core.
+  static constexpr std::uint64_t kPrepareOnTwoThreadsFrom = 100'000;
   // The CDF's points when not told otherwise (cdf.csv).
   static constexpr std::size_t kCdfPoints = 1001;
   // Up to `max_points` evenly spaced fractions from 0 to 1 (every request's
@@ -103,6 +108,8 @@ class ServingMetrics : public RequestObserver {
   const TaskList* requests_;
   std::uint64_t tpot_count_ = 0;  // requests with a TPOT
   std::vector<double> tpot_s_;    // each TPOT, without `requests`
+  std::optional<std::vector<std::optional<double>>> tpot_percentiles_;  // once selected
+  std::vector<std::optional<double>> tpot_percentiles();
   // Responses of the requests in flight, a min-heap; its largest size.
   std::vector<std::int64_t> in_flight_;
   std::uint64_t peak_in_flight_ = 0;

@@ -86,7 +86,7 @@ void LatencySamples::reserve(std::size_t requests) {
 void LatencySamples::forget() {
   for (auto& k : known_)
     k.clear();
-  selected_ = false;
+  selected_.store(false, std::memory_order_relaxed);
 }
 
 std::vector<double> LatencySamples::cdf_fractions(std::size_t n, std::size_t max_points) {
@@ -100,6 +100,7 @@ std::vector<double> LatencySamples::cdf_fractions(std::size_t n, std::size_t max
 
 void LatencySamples::select(Metric m, std::vector<std::size_t> ranks) {
   const std::size_t n = size();
+  if (n == 0) return;
   auto want_q = [&](double q) {
     const auto [below, above] = ranks_of(n, q);
     ranks.push_back(below);
@@ -125,7 +126,7 @@ void LatencySamples::select(Metric m, std::vector<std::size_t> ranks) {
   for (std::size_t i = 0; i < ranks.size(); ++i)
     known.emplace_back(ranks[i], int64_of_order_key(keys[i]));
   std::sort(known.begin(), known.end());
-  selected_ = true;
+  selected_.store(true, std::memory_order_relaxed);
 }
 
 std::optional<double> LatencySamples::percentile(Metric m, double q) {

@@ -2,6 +2,7 @@
 // ordered list of named figures so that JSON, CSV and console read one source.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -91,7 +92,7 @@ class LatencySamples {
     ns_[kE2el].push_back(e2el.count_ns());
     ns_[kTtft].push_back(ttft.count_ns());
     ns_[kWait].push_back(wait.count_ns());
-    if (selected_) forget();
+    if (selected_.load(std::memory_order_relaxed)) forget();
   }
   std::size_t size() const { return ns_[kE2el].size(); }
   const std::vector<std::int64_t>& values(Metric m) const { return ns_[m]; }
@@ -102,6 +103,9 @@ class LatencySamples {
   void want_cdf(Metric m, std::size_t max_points) { wanted_cdf_[m] = max_points; }
   // `percentile_seconds` of `m`'s values.
   std::optional<double> percentile(Metric m, double q);
+  // Selects every wanted percentile of `m` now (the metrics may be selected
+  // on different threads at once; nothing else may run meanwhile).
+  void select_wanted(Metric m) { select(m, {}); }
 
   // Up to `max_points` (at least 2) evenly spaced fractions from 0 to 1, or
   // one a value when there are fewer values: the fractions a CDF is read at.
@@ -116,7 +120,7 @@ class LatencySamples {
   std::vector<double> wanted_q_[3];
   std::size_t wanted_cdf_[3] = {0, 0, 0};
   std::vector<std::pair<std::size_t, std::int64_t>> known_[3];  // (rank, value), by rank
-  bool selected_ = false;
+  std::atomic<bool> selected_{false};  // the metrics are selected on two threads
 };
 
 // Listens to the edge model and accumulates, in request id order, what the

@@ -71,6 +71,7 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
 
   result.events = simulation.events_executed();
   result.time_series = series.compute(run_length, settings.cores, energy);
+  serving.prepare(spare_core);
   result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
   serving.append_to(result.summary);  // after OUTPUT.md's figures
   result.latency_cdf = serving.cdf();

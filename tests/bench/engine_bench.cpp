@@ -65,6 +65,7 @@ BENCHMARK(FillFreshMemory)->Unit(benchmark::kMillisecond);
 BENCHMARK(FillTouchedMemory)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_TEMPLATE(Hold, BinaryHeapQueue)->RangeMultiplier(10)->Range(10, 1'000'000);
+BENCHMARK_TEMPLATE(Hold, QuaternaryHeapQueue)->RangeMultiplier(10)->Range(10, 1'000'000);
 BENCHMARK_TEMPLATE(Hold, LinearScanQueue)->RangeMultiplier(10)->Range(10, 1'000);
 
 }  // namespace

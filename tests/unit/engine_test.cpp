@@ -12,7 +12,7 @@ namespace {
 
 template <typename Q>
 class EventQueueTest : public ::testing::Test {};
-using Queues = ::testing::Types<BinaryHeapQueue, LinearScanQueue>;
+using Queues = ::testing::Types<BinaryHeapQueue, QuaternaryHeapQueue, LinearScanQueue>;
 TYPED_TEST_SUITE(EventQueueTest, Queues);
 
 Event at(std::int64_t ns, Phase phase, std::uint64_t seq, std::uint64_t subject = 0) {

@@ -87,6 +87,45 @@ TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
   EXPECT_THROW(out_of_order.on_issued(1, tasks[1], outcomes[1]), std::logic_error);
 }
 
+TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
+  TaskList tasks;
+  std::vector<RequestOutcome> outcomes;
+  for (std::uint64_t i = 0; i < ServingMetrics::kPrepareOnTwoThreadsFrom + 7; ++i) {
+    tasks.add(SimTime::ns(static_cast<std::int64_t>(i * 1000)), 100, 1 + i % 9);
+    RequestOutcome o;
+    o.server_arrival = tasks.arrival(i);
+    o.start = o.server_arrival + Duration::ns(static_cast<std::int64_t>(i * 7919 % 100000));
+    o.first_token = o.start + Duration::ns(static_cast<std::int64_t>(500 + i % 31));
+    o.response = o.first_token + Duration::ns(static_cast<std::int64_t>(i * 104729 % 999983));
+    o.finish = o.response;
+    outcomes.push_back(o);
+  }
+  std::vector<Summary> summaries(3);
+  std::vector<LatencyCdf> cdfs(3);
+  for (int way = 0; way < 3; ++way) {
+    ServingMetrics metrics({{25, 50, 99}, std::nullopt}, tasks.size(), &tasks);
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      metrics.on_issued(i, tasks[i], outcomes[i]);
+    if (way > 0) metrics.prepare(way == 2);
+    metrics.append_to(summaries[way]);
+    cdfs[way] = metrics.cdf();
+  }
+  for (int way = 1; way < 3; ++way) {
+    ASSERT_EQ(summaries[way].figures().size(), summaries[0].figures().size());
+    for (std::size_t f = 0; f < summaries[0].figures().size(); ++f) {
+      EXPECT_EQ(summaries[way].figures()[f].value, summaries[0].figures()[f].value)
+          << summaries[0].figures()[f].key;
+    }
+    EXPECT_EQ(cdfs[way].wait_s, cdfs[0].wait_s);
+    EXPECT_EQ(cdfs[way].ttft_s, cdfs[0].ttft_s);
+  }
+  ServingMetrics none;
+  none.prepare(true);
+  Summary empty;
+  none.append_to(empty);
+  EXPECT_FALSE(empty.get("ttft_p50_s").has_value());
+}
+
 TEST(ServingMetrics, TpotDoesNotExistWithoutATwoTokenRequest) {
   ServingMetrics metrics;
   feed(metrics, {{0, 1, 1, 1}, {0, 1, 1, 0}});
