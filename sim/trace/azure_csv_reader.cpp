@@ -60,6 +60,7 @@ std::size_t read_rows(TextLines& lines, const std::vector<int>& column_of_field,
   std::string_view line;
   std::string_view field[kColumns];
   std::size_t count = 0;
+  DatetimeReader timestamps;
   while (lines.next(line)) {
     const std::uint64_t number = lines.number();
     bool more = true;
@@ -70,13 +71,15 @@ std::size_t read_rows(TextLines& lines, const std::vector<int>& column_of_field,
     }
     if (more) throw InputError(path, number, "", "too many fields on the line");
     TraceRecord record;
-    const TimestampParse when = parse_datetime_ns(field[0]);
+    const TimestampParse when = timestamps.read(field[0]);
     if (!when.error.empty()) throw InputError(path, number, "TIMESTAMP", when.error);
     record.offset_ns = when.ns;
-    std::string error = parse_token_field(field[1], record.context_tokens);
-    if (!error.empty()) throw InputError(path, number, "ContextTokens", error);
-    error = parse_token_field(field[2], record.generated_tokens);
-    if (!error.empty()) throw InputError(path, number, "GeneratedTokens", error);
+    for (const std::size_t c : {std::size_t{1}, std::size_t{2}}) {
+      std::uint32_t& count = c == 1 ? record.context_tokens : record.generated_tokens;
+      if (read_short_token_count(field[c], count)) continue;
+      const std::string error = parse_token_field(field[c], count);
+      if (!error.empty()) throw InputError(path, number, std::string(kNames[c]), error);
+    }
     if (count == room) throw std::logic_error("read_azure_csv: more records than lines allow");
     out[count++] = record;
   }

@@ -1,5 +1,7 @@
 #include "trace/timestamp.hpp"
 
+#include <cstring>
+
 #include "trace/record_fields.hpp"
 
 namespace infersim {
@@ -105,6 +107,50 @@ TimestampParse parse_datetime_ns(std::string_view text) {
     return fail("'" + printable(text) + "' is outside the int64 nanosecond range (1677 to 2262)");
   }
   return TimestampParse{ns, {}};
+}
+
+bool DatetimeReader::read_on_known_date(std::string_view text, std::int64_t& ns) const {
+  if (!known_ || text.size() < 19 || text[10] != ' ' || std::memcmp(text.data(), date_, 10) != 0) {
+    return false;
+  }
+  auto digit = [&](std::size_t i) { return static_cast<unsigned>(text[i] - '0'); };
+  for (const std::size_t i : {11u, 12u, 14u, 15u, 17u, 18u}) {
+    if (digit(i) > 9) return false;
+  }
+  if (text[13] != ':' || text[16] != ':') return false;
+  const std::int64_t hour = digit(11) * 10 + digit(12);
+  const std::int64_t minute = digit(14) * 10 + digit(15);
+  const std::int64_t second = digit(17) * 10 + digit(18);
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  std::int64_t fraction_ns = 0;
+  if (text.size() > 19) {
+    const std::size_t digits = text.size() - 20;
+    if (text[19] != '.' || digits == 0 || digits > 9) return false;
+    for (std::size_t i = 20; i < text.size(); ++i) {
+      if (digit(i) > 9) return false;
+      fraction_ns = fraction_ns * 10 + digit(i);
+    }
+    for (std::size_t i = digits; i < 9; ++i)
+      fraction_ns *= 10;
+  }
+  ns = date_ns_ + ((hour * 60 + minute) * 60 + second) * 1'000'000'000 + fraction_ns;
+  return true;
+}
+
+TimestampParse DatetimeReader::read_anew(std::string_view text) {
+  TimestampParse out = parse_datetime_ns(text);
+  if (!out.error.empty()) return out;
+  // Read, so the date's digits are valid; remembered where a whole day of
+  // nanoseconds stays far inside the int64 range.
+  std::int64_t year = 0, month = 0, day = 0;
+  known_ = read_digits(text, 0, 4, year) && read_digits(text, 5, 2, month) &&
+           read_digits(text, 8, 2, day) && year >= 1700 && year <= 2200;
+  if (known_) {
+    std::memcpy(date_, text.data(), 10);
+    date_ns_ = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) *
+               86400 * 1'000'000'000;
+  }
+  return out;
 }
 
 }  // namespace infersim

@@ -213,3 +213,49 @@ TEST(ParseDatetimeNs, ReadsTheFirstRepresentableNanosecond) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// The reader that remembers the last date gives what parse_datetime_ns gives,
+// line after line, on good timestamps and bad, sharing a date or not.
+TEST(DatetimeReader, ReadsEveryLineAsParseDatetimeDoes) {
+  const std::vector<std::string> lines = {"2023-11-16 18:15:46.6805900",
+                                          "2023-11-16 18:15:46",
+                                          "2023-11-16 18:15:46.1",
+                                          "2023-11-16 23:59:59.999999999",
+                                          "2023-11-16 24:00:00",
+                                          "2023-11-16 18:61:00",
+                                          "2023-11-16 18:15:60",
+                                          "2023-11-16 18:15:46.",
+                                          "2023-11-16 18:15:46.1234567890",
+                                          "2023-11-16 18:15:46Z",
+                                          "2023-11-16T18:15:46.5",
+                                          "2023-11-16 18:15:46+01:00",
+                                          "2023-11-16 1a:15:46",
+                                          "2023-11-16 18-15:46",
+                                          "2023-11-16 18:15:46.12x",
+                                          "2023-11-17 00:00:00.5",
+                                          "2023-11-17 00:00:01",
+                                          "2024-02-29 12:00:00",
+                                          "2023-02-29 12:00:00",
+                                          "2023-02-29 12:00:01",
+                                          "2262-04-11 23:47:16.854775807",
+                                          "2262-04-11 23:47:16.854775808",
+                                          "2262-04-11 23:47:16.854775807",
+                                          "1677-09-21 00:12:43.145224192",
+                                          "yesterday",
+                                          "",
+                                          "2023-11-16 18:15:46.6805900",
+                                          "2023-11-16 18:15:46.6805900 "};
+  DatetimeReader reader;
+  for (const std::string& line : lines) {
+    const TimestampParse a = reader.read(line);
+    const TimestampParse b = parse_datetime_ns(line);
+    EXPECT_EQ(a.error, b.error) << line;
+    EXPECT_EQ(a.ns, b.ns) << line;
+  }
+}
+
+}  // namespace
+}  // namespace infersim
