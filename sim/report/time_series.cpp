@@ -32,8 +32,18 @@ TimeSeriesCollector::Raw& TimeSeriesCollector::grow(std::size_t j) {
   return raw_[j];
 }
 
-std::size_t TimeSeriesCollector::slice_of(std::int64_t t) const {
-  return static_cast<std::size_t>(std::min<std::int64_t>(divide_(t), kMaxSlices));
+std::size_t TimeSeriesCollector::slice_of(std::int64_t t) {
+  // Most instants fall in the slice of the one before.
+  if (static_cast<std::uint64_t>(t - cached_start_) < static_cast<std::uint64_t>(cached_width_)) {
+    return cached_slice_;
+  }
+  const auto j = static_cast<std::size_t>(std::min<std::int64_t>(divide_(t), kMaxSlices));
+  if (j < kMaxSlices && t >= 0) {
+    cached_slice_ = j;
+    cached_start_ = static_cast<std::int64_t>(j) * slice_.count_ns();
+    cached_width_ = slice_.count_ns();
+  }
+  return j;
 }
 
 void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part,

@@ -89,7 +89,7 @@ class TimeSeriesCollector : public RequestObserver {
   };
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
-  std::size_t slice_of(std::int64_t t) const;
+  std::size_t slice_of(std::int64_t t);
   void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole);
   // Sweeps the queue's changes before `bound` (all of them when none).
   void sweep(std::optional<std::int64_t> bound);
@@ -98,6 +98,10 @@ class TimeSeriesCollector : public RequestObserver {
 
   Duration slice_;
   FixedDivisor divide_;  // by the slice's nanoseconds (1 when it is not positive)
+  // The slice slice_of found last: [cached_start_, cached_start_ + cached_width_).
+  std::size_t cached_slice_ = 0;
+  std::int64_t cached_start_ = 0;
+  std::int64_t cached_width_ = 0;
   std::vector<Raw> raw_;
   // The queue's pending changes: server arrivals of the requests that wait,
   // and their starts with their waits (both come nearly in order).
