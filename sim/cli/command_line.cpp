@@ -159,7 +159,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // Everything that can fail on input fails before a folder exists.
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
                                         settings.mode, vm.count("force") > 0);
-  const LoadedTrace loaded = load_trace(settings);
+  LoadedTrace loaded = load_trace(settings);
   if (loaded.trace.out_of_order > 0) {
     err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
         << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
@@ -171,7 +171,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   out << trace_line(loaded.trace) << '\n';
   const bool per_request = settings.per_request == "csv";
   const ScenarioResult result =
-      run_scenario(settings, loaded.trace, per_request || measured, threads, &out);
+      run_scenario_taking_records(settings, loaded.trace, per_request || measured, threads, &out);
   for (const ModeResult* r : result.modes())
     out << result_line(*r) << '\n';
   for (const ModeResult* r : result.modes())

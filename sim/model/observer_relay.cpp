@@ -3,6 +3,24 @@
 #include <utility>
 
 namespace infersim {
+namespace {
+
+// Waits until `value` differs from `seen`: spinning a while first, since the
+// other side usually moves within microseconds and putting a thread to sleep
+// and waking it costs far more than that on a virtual machine.
+std::uint64_t wait_for_change(const std::atomic<std::uint64_t>& value, std::uint64_t seen) {
+  for (int spin = 0; spin < 20000; ++spin) {
+    const std::uint64_t now = value.load(std::memory_order_acquire);
+    if (now != seen) return now;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  value.wait(seen, std::memory_order_acquire);
+  return value.load(std::memory_order_acquire);
+}
+
+}  // namespace
 
 ObserverRelay::~ObserverRelay() {
   if (consumer_.joinable()) close();
@@ -36,8 +54,7 @@ void ObserverRelay::publish() {
   published_.notify_one();
   fill_ = 0;
   for (std::uint64_t done = consumed_.load(std::memory_order_acquire); written_ - done >= kBlocks;
-       done = consumed_.load(std::memory_order_acquire)) {
-    consumed_.wait(done, std::memory_order_acquire);
+       done = wait_for_change(consumed_, done)) {
   }
 }
 
@@ -51,8 +68,7 @@ void ObserverRelay::consume() {
         if (next == ready) return;
         break;
       }
-      published_.wait(ready, std::memory_order_acquire);
-      ready = published_.load(std::memory_order_acquire);
+      ready = wait_for_change(published_, ready);
     }
     for (; next < ready; ++next) {
       const std::size_t block = next % kBlocks;

@@ -182,6 +182,18 @@ std::vector<const ModeResult*> ScenarioResult::modes() const {
   return out;
 }
 
+namespace {
+
+// The recorded mode on its tasks, said first on `progress`.
+ModeResult replay(const Settings& settings, GeneratedTasks generated, bool keep_requests,
+                  unsigned threads, std::ostream* progress) {
+  if (progress) *progress << replay_line(generated) << '\n' << std::flush;
+  return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
+                  generated.dropped, keep_requests, threads > 1);
+}
+
+}  // namespace
+
 ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool keep_requests,
                             unsigned threads, std::ostream* progress) {
   ScenarioResult result;
@@ -191,10 +203,8 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
   std::optional<TraceRates> rates;
   if (with_synthetic) rates = trace_rates(trace, settings.arrival_knobs());
   if (with_recorded) {
-    GeneratedTasks generated = generate_recorded(settings, trace);
-    if (progress) *progress << replay_line(generated) << '\n' << std::flush;
-    result.recorded = simulate(settings, "recorded", std::move(generated.tasks),
-                               generated.run_length, generated.dropped, keep_requests, threads > 1);
+    result.recorded =
+        replay(settings, generate_recorded(settings, trace), keep_requests, threads, progress);
   }
   if (with_synthetic) {
     result.synthetic = run_synthetic(settings, trace, keep_requests, threads);
@@ -204,6 +214,19 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
                 << '\n';
     }
   }
+  return result;
+}
+
+ScenarioResult run_scenario_taking_records(const Settings& settings, Trace& trace,
+                                           bool keep_requests, unsigned threads,
+                                           std::ostream* progress) {
+  if (settings.mode != "recorded") {
+    return run_scenario(settings, trace, keep_requests, threads, progress);
+  }
+  const TraceTaskGenerator generator(settings.arrival_knobs(), settings.task_knobs());
+  ScenarioResult result;
+  result.recorded =
+      replay(settings, generator.generate_taking_records(trace), keep_requests, threads, progress);
   return result;
 }
 

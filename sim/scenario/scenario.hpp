@@ -87,6 +87,11 @@ struct ScenarioResult {
 // replay before simulating it (the console's first lines).
 ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool keep_requests,
                             unsigned threads, std::ostream* progress = nullptr);
+// The same, free to take the trace's records: a scenario of the recorded mode
+// alone builds its tasks in their memory (the trace's other fields stay).
+ScenarioResult run_scenario_taking_records(const Settings& settings, Trace& trace,
+                                           bool keep_requests, unsigned threads,
+                                           std::ostream* progress = nullptr);
 
 // Each figure's mean and 95 % half-width over the summaries (null where every
 // summary has it null).

@@ -14,44 +14,60 @@ bool whole_32(double v) {
 
 }  // namespace
 
+TaskList TaskList::from_records(TaskKnobs knobs, LargeVector<TraceRecord> records) {
+  TaskList list(knobs);
+  list.sizes_ = kWhole;
+  list.whole_ = std::move(records);
+  return list;
+}
+
 void TaskList::reserve(std::size_t n) {
   reserve_large(arrival_ns_, n);
   reserved_ = n;
 }
 
-void TaskList::add_sizes(double context_tokens, double generated_tokens) {
-  const std::size_t k = arrival_ns_.size() - 1;  // the task being added
+void TaskList::add_sizes(SimTime arrival, double context_tokens, double generated_tokens) {
   if (sizes_ == kSame) {
-    const bool whole = whole_32(same_context_) && whole_32(same_generated_);
-    if (whole) {
+    // The tasks so far all had the same sizes.
+    if (whole_32(same_context_) && whole_32(same_generated_)) {
       sizes_ = kWhole;
-      reserve_large(whole_, std::max(reserved_, k + 1));
-      whole_.assign(k, WholeSizes{static_cast<std::uint32_t>(same_context_),
-                                  static_cast<std::uint32_t>(same_generated_)});
+      reserve_large(whole_, std::max(reserved_, arrival_ns_.size() + 1));
+      for (const std::int64_t t : arrival_ns_)
+        whole_.push_back({t, static_cast<std::uint32_t>(same_context_),
+                          static_cast<std::uint32_t>(same_generated_)});
+      arrival_ns_ = {};
     } else {
       sizes_ = kReal;
-      reserve_large(real_, std::max(reserved_, k + 1));
-      real_.assign(k, RealSizes{same_context_, same_generated_});
+      reserve_large(real_, std::max(reserved_, arrival_ns_.size() + 1));
+      real_.assign(arrival_ns_.size(), RealSizes{same_context_, same_generated_});
     }
   }
   if (sizes_ == kWhole) {
     if (whole_32(context_tokens) && whole_32(generated_tokens)) {
-      whole_.push_back({static_cast<std::uint32_t>(context_tokens),
+      whole_.push_back({arrival.count_ns(), static_cast<std::uint32_t>(context_tokens),
                         static_cast<std::uint32_t>(generated_tokens)});
       return;
     }
     sizes_ = kReal;
-    reserve_large(real_, std::max(reserved_, k + 1));
-    for (const WholeSizes& w : whole_)
-      real_.push_back({static_cast<double>(w.context), static_cast<double>(w.generated)});
+    reserve_large(arrival_ns_, std::max(reserved_, whole_.size() + 1));
+    reserve_large(real_, std::max(reserved_, whole_.size() + 1));
+    for (const TraceRecord& w : whole_) {
+      arrival_ns_.push_back(w.offset_ns);
+      real_.push_back(
+          {static_cast<double>(w.context_tokens), static_cast<double>(w.generated_tokens)});
+    }
     whole_ = {};
   }
+  arrival_ns_.push_back(arrival.count_ns());
   real_.push_back({context_tokens, generated_tokens});
 }
 
 void TaskList::pop_back() {
+  if (sizes_ == kWhole) {
+    whole_.pop_back();
+    return;
+  }
   arrival_ns_.pop_back();
-  if (sizes_ == kWhole) whole_.pop_back();
   if (sizes_ == kReal) real_.pop_back();
 }
 

@@ -2,8 +2,9 @@
 // two token counts, the costs and the deadline derived by make_task with the
 // list's knobs whenever a task is read. A week of traffic is millions of
 // tasks, and each byte a task is a page to fill: the counts are kept once for
-// a list where every task has the same (the synthetic mean sizes), as two
-// 32-bit integers a task where all are whole (recorded requests), else as two
+// a list where every task has the same (the synthetic mean sizes), with the
+// arrival as two 32-bit integers a task where all are whole (recorded
+// requests: a trace's records can become such a list in place), else as two
 // reals a task; 8, 16 or 24 bytes a task in all.
 #pragma once
 
@@ -12,7 +13,9 @@
 #include <iterator>
 #include <vector>
 
+#include "core/large_array.hpp"
 #include "task/task.hpp"
+#include "trace/trace.hpp"
 
 namespace infersim {
 
@@ -21,30 +24,36 @@ class TaskList {
   TaskList() = default;
   explicit TaskList(TaskKnobs knobs) : knobs_(knobs) {}
 
+  // The tasks of `records` in their order, each record's offset_ns taken as
+  // its task's arrival (in issue order): their memory becomes the list's.
+  static TaskList from_records(TaskKnobs knobs, LargeVector<TraceRecord> records);
+
   // Reserves room for n tasks, on huge pages when the system gives them.
   void reserve(std::size_t n);
   void add(SimTime arrival, double context_tokens, double generated_tokens) {
-    arrival_ns_.push_back(arrival.count_ns());
-    if (sizes_ == kSame && (arrival_ns_.size() == 1 || (context_tokens == same_context_ &&
-                                                        generated_tokens == same_generated_))) {
+    if (sizes_ == kSame && (arrival_ns_.empty() || (context_tokens == same_context_ &&
+                                                    generated_tokens == same_generated_))) {
+      arrival_ns_.push_back(arrival.count_ns());
       same_context_ = context_tokens;
       same_generated_ = generated_tokens;
       return;
     }
-    add_sizes(context_tokens, generated_tokens);
+    add_sizes(arrival, context_tokens, generated_tokens);
   }
   void pop_back();
   void clear();
 
-  std::size_t size() const { return arrival_ns_.size(); }
-  bool empty() const { return arrival_ns_.empty(); }
-  SimTime arrival(std::size_t k) const { return SimTime::ns(arrival_ns_[k]); }
+  std::size_t size() const { return sizes_ == kWhole ? whole_.size() : arrival_ns_.size(); }
+  bool empty() const { return size() == 0; }
+  SimTime arrival(std::size_t k) const {
+    return SimTime::ns(sizes_ == kWhole ? whole_[k].offset_ns : arrival_ns_[k]);
+  }
   double context_tokens(std::size_t k) const {
     switch (sizes_) {
       case kSame:
         return same_context_;
       case kWhole:
-        return whole_[k].context;
+        return whole_[k].context_tokens;
       case kReal:
         break;
     }
@@ -55,7 +64,7 @@ class TaskList {
       case kSame:
         return same_generated_;
       case kWhole:
-        return whole_[k].generated;
+        return whole_[k].generated_tokens;
       case kReal:
         break;
     }
@@ -102,24 +111,21 @@ class TaskList {
  private:
   // The first task whose sizes differ from the earlier ones' (kSame to
   // kWhole or kReal), or are not whole 32-bit counts (kWhole to kReal).
-  void add_sizes(double context_tokens, double generated_tokens);
+  void add_sizes(SimTime arrival, double context_tokens, double generated_tokens);
 
-  struct WholeSizes {
-    std::uint32_t context, generated;
-  };
   struct RealSizes {
     double context, generated;
   };
   enum Sizes { kSame, kWhole, kReal };
 
   TaskKnobs knobs_;
-  std::vector<std::int64_t> arrival_ns_;
   Sizes sizes_ = kSame;
-  double same_context_ = 0;  // every task's, while kSame
+  std::vector<std::int64_t> arrival_ns_;  // kSame, kReal
+  double same_context_ = 0;               // every task's, while kSame
   double same_generated_ = 0;
-  std::vector<WholeSizes> whole_;
-  std::vector<RealSizes> real_;
-  std::size_t reserved_ = 0;  // what reserve() asked for, for the sizes to come
+  LargeVector<TraceRecord> whole_;  // kWhole: arrival (in offset_ns) and counts
+  std::vector<RealSizes> real_;     // kReal
+  std::size_t reserved_ = 0;        // what reserve() asked for, for the sizes to come
 };
 
 }  // namespace infersim

@@ -65,6 +65,35 @@ ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) 
   return out;
 }
 
+GeneratedTasks TraceTaskGenerator::generate_taking_records(Trace& trace) const {
+  GeneratedTasks out;
+  LargeVector<TraceRecord> records = std::move(trace.records);
+  trace.records = {};
+  // As generate: each replayed record, its offset turned into its arrival,
+  // moved down over those the window left out.
+  OffsetReplay replay(arrival_);
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const std::optional<std::int64_t> offset = replay.next(records[k].offset_ns);
+    if (!offset) {
+      ++out.outside_window;
+      continue;
+    }
+    TraceRecord task = records[k];
+    task.offset_ns = arrival_for_offset(*offset, arrival_).count_ns();
+    records[kept++] = task;
+  }
+  records.resize(kept);
+  const SimTime last = kept == 0 ? SimTime::zero() : SimTime::ns(records.back().offset_ns);
+  out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
+  while (!records.empty() && SimTime::ns(records.back().offset_ns) > out.run_length) {
+    records.pop_back();
+    ++out.dropped;
+  }
+  out.tasks = TaskList::from_records(task_, std::move(records));
+  return out;
+}
+
 GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
   GeneratedTasks out;
   out.tasks = TaskList(task_);

@@ -70,6 +70,9 @@ class TraceTaskGenerator {
  public:
   TraceTaskGenerator(ArrivalKnobs arrival, TaskKnobs task) : arrival_(arrival), task_(task) {}
   GeneratedTasks generate(const Trace& trace) const;
+  // The same tasks, built in the memory of the trace's records, which it
+  // takes (the trace is left without records; its other fields stay).
+  GeneratedTasks generate_taking_records(Trace& trace) const;
 
  private:
   ArrivalKnobs arrival_;

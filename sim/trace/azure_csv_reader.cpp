@@ -26,7 +26,7 @@ namespace {
 
 constexpr std::size_t kColumns = 3;
 // Files this large are read on two threads.
-constexpr std::size_t kParallelBytes = std::size_t{8} << 20;
+constexpr std::size_t kParallelBytes = std::size_t{1} << 20;
 constexpr std::string_view kNames[kColumns] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
 std::string_view trim(std::string_view field) {
   while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))

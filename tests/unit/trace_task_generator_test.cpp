@@ -132,3 +132,40 @@ TEST(ReplayWindow, AnEmptyWindowReplaysNothing) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// Built in the records' memory or apart, the tasks are the same, whatever the
+// window, gap cap, scale, clock and run length leave of them.
+TEST(TraceTaskGenerator, TakingTheRecordsGivesTheSameTasks) {
+  std::vector<ArrivalKnobs> cases(6);
+  cases[1].time_scale = 0.37;
+  cases[2].resolution = Duration::from_seconds(1);
+  cases[3].start_offset = Duration::from_seconds(2);
+  cases[3].end_offset = Duration::from_seconds(40);
+  cases[4].max_idle_gap = Duration::from_seconds(0.5);
+  cases[5].duration = Duration::from_seconds(30);  // drops the later ones
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    Trace trace;
+    for (std::int64_t i = 0; i < 500; ++i)
+      trace.records.push_back(TraceRecord{i * i * 250'000, static_cast<std::uint32_t>(7 * i % 300),
+                                          static_cast<std::uint32_t>(i % 11)});
+    const TraceTaskGenerator generator(cases[c], TaskKnobs{});
+    const GeneratedTasks apart = generator.generate(trace);
+    const GeneratedTasks taken = generator.generate_taking_records(trace);
+    EXPECT_TRUE(trace.records.empty()) << c;
+    EXPECT_EQ(taken.run_length, apart.run_length) << c;
+    EXPECT_EQ(taken.dropped, apart.dropped) << c;
+    EXPECT_EQ(taken.outside_window, apart.outside_window) << c;
+    ASSERT_EQ(taken.tasks.size(), apart.tasks.size()) << c;
+    for (std::size_t k = 0; k < apart.tasks.size(); ++k) {
+      ASSERT_EQ(taken.tasks.arrival(k), apart.tasks.arrival(k)) << c << " " << k;
+      ASSERT_EQ(taken.tasks.context_tokens(k), apart.tasks.context_tokens(k));
+      ASSERT_EQ(taken.tasks.generated_tokens(k), apart.tasks.generated_tokens(k));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace infersim
