@@ -8,6 +8,8 @@
 #     as it does not depend on the trace's size);
 #   - the same with requests.csv written, in rows per second;
 #   - peak memory per request (/usr/bin/time -v);
+#   The three timed commands take turns after an untimed run of each; the
+#   figures are medians of 7 runs (5 at 10^7), every run's seconds printed too.
 #   - the event engine alone (Google Benchmark, hold model) in events per second.
 #
 #   tests/bench/run.sh [BUILD_DIR]     (default build; sizes: INFERSIM_BENCH_SIZES)
@@ -33,27 +35,35 @@ seconds() {
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", (b - a) / 1e9 }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-# median_of N COMMAND...
-median_of() {
-  local n=$1; shift
-  for _ in $(seq "$n"); do seconds "$@"; done | median
-}
 
 printf '%-10s %12s %12s %8s %14s %14s %10s\n' requests infersim_s mawk_s ratio requests_per_s csv_rows_per_s bytes_per_req
 declare -A ratio per_request_s seconds_of rows_per_s bytes_per_req
 for n in $sizes; do
   trace=$data/azure_code_$n.csv
   [ -f "$trace" ] || "$build/tile_trace" "$root/trace/azure_llm_code_1h.csv" "$n" "$trace"
-  runs=5
-  [ "$n" -ge 10000000 ] && runs=3
-  # warm the page cache once
-  cat "$trace" > /dev/null
-  t_run=$(median_of $runs "$infersim" run --recorded --per-request none --plots none --trace "$trace" --output "$scratch/r" --force)
-  t_awk=$(median_of $runs "$mawk_bin" -F, 'NR>1{s+=$2+$3} END{print s}' "$trace")
-  t_csv=$(median_of $runs "$infersim" run --recorded --per-request csv --plots none --trace "$trace" --output "$scratch/c" --force)
+  runs=7
+  [ "$n" -ge 10000000 ] && runs=5
+  summary_run=("$infersim" run --recorded --per-request none --plots none --trace "$trace" --output "$scratch/r" --force)
+  csv_run=("$infersim" run --recorded --per-request csv --plots none --trace "$trace" --output "$scratch/c" --force)
+  awk_run=("$mawk_bin" -F, 'NR>1{s+=$2+$3} END{print s}' "$trace")
+  # One untimed run of each first: the page cache holds the file, and the
+  # memory a run fills has been handed to this machine once (on a virtual
+  # machine the first touch of memory long unused costs several times more).
+  "${summary_run[@]}" > /dev/null
+  "${csv_run[@]}" > /dev/null
+  "${awk_run[@]}" > /dev/null
+  # The three commands take turns, so that each sees the machine as the others do.
+  : > "$scratch/t_run"; : > "$scratch/t_awk"; : > "$scratch/t_csv"
+  for _ in $(seq "$runs"); do
+    seconds "${summary_run[@]}" >> "$scratch/t_run"
+    seconds "${awk_run[@]}" >> "$scratch/t_awk"
+    seconds "${csv_run[@]}" >> "$scratch/t_csv"
+  done
+  t_run=$(median < "$scratch/t_run")
+  t_awk=$(median < "$scratch/t_awk")
+  t_csv=$(median < "$scratch/t_csv")
   rm -rf "$scratch/c"
-  /usr/bin/time -v "$infersim" run --recorded --per-request none --plots none --trace "$trace" --output "$scratch/m" --force \
-    > /dev/null 2> "$scratch/time.txt"
+  /usr/bin/time -v "${summary_run[@]}" > /dev/null 2> "$scratch/time.txt"
   peak_kb=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$scratch/time.txt")
   seconds_of[$n]=$t_run
   ratio[$n]=$(awk -v a="$t_run" -v b="$t_awk" 'BEGIN { printf "%.2f", a / b }')
@@ -62,6 +72,8 @@ for n in $sizes; do
   bytes_per_req[$n]=$(awk -v k="$peak_kb" -v n="$n" 'BEGIN { printf "%.0f", k * 1024 / n }')
   printf '%-10s %12s %12s %8s %14.0f %14s %10s\n' "$n" "$t_run" "$t_awk" "${ratio[$n]}" \
     "$(awk -v a="$t_run" -v n="$n" 'BEGIN { print n / a }')" "${rows_per_s[$n]}" "${bytes_per_req[$n]}"
+  # Every run's seconds, for the spread.
+  echo "           runs: infersim $(tr '\n' ' ' < "$scratch/t_run")| mawk $(tr '\n' ' ' < "$scratch/t_awk")| csv $(tr '\n' ' ' < "$scratch/t_csv")"
 done
 
 # verdict FIGURE TARGET [max|min]: "met" or "missed by X %"
