@@ -3,24 +3,31 @@
 #include <utility>
 
 namespace infersim {
-namespace {
-
-// Waits until `value` differs from `seen`: spinning a while first, since the
-// other side usually moves within microseconds and putting a thread to sleep
-// and waking it costs far more than that on a virtual machine.
-std::uint64_t wait_for_change(const std::atomic<std::uint64_t>& value, std::uint64_t seen) {
+std::uint64_t ObserverRelay::wait_for_change(const std::atomic<std::uint64_t>& value,
+                                             std::uint64_t seen, const std::atomic<bool>* or_set) {
+  // Spinning a while first: the other side usually moves within
+  // microseconds, and putting a thread to sleep and waking it costs far more
+  // than that on a virtual machine.
   for (int spin = 0; spin < 20000; ++spin) {
     const std::uint64_t now = value.load(std::memory_order_acquire);
-    if (now != seen) return now;
+    if (now != seen || (or_set && or_set->load(std::memory_order_acquire))) return now;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
   }
-  value.wait(seen, std::memory_order_acquire);
+  std::unique_lock lock(sleep_mutex_);
+  wake_.wait(lock, [&] {
+    return value.load(std::memory_order_acquire) != seen ||
+           (or_set && or_set->load(std::memory_order_acquire));
+  });
   return value.load(std::memory_order_acquire);
 }
 
-}  // namespace
+void ObserverRelay::wake() {
+  // Taking the mutex orders this after a sleeper's last look at the value.
+  { const std::lock_guard lock(sleep_mutex_); }
+  wake_.notify_all();
+}
 
 ObserverRelay::~ObserverRelay() {
   if (consumer_.joinable()) close();
@@ -33,7 +40,7 @@ void ObserverRelay::close() {
   fill_ = 0;
   published_.store(++written_, std::memory_order_release);
   closed_.store(true, std::memory_order_release);
-  published_.notify_one();
+  wake();
   consumer_.join();
   threaded_ = false;
 }
@@ -51,7 +58,7 @@ void ObserverRelay::publish() {
   counts_[written_ % kBlocks] = fill_;
   ++written_;
   published_.store(written_, std::memory_order_release);
-  published_.notify_one();
+  wake();
   fill_ = 0;
   for (std::uint64_t done = consumed_.load(std::memory_order_acquire); written_ - done >= kBlocks;
        done = wait_for_change(consumed_, done)) {
@@ -68,7 +75,8 @@ void ObserverRelay::consume() {
         if (next == ready) return;
         break;
       }
-      ready = wait_for_change(published_, ready);
+      // Closing publishes its last block before it says so: wake on either.
+      ready = wait_for_change(published_, ready, &closed_);
     }
     for (; next < ready; ++next) {
       const std::size_t block = next % kBlocks;
@@ -90,7 +98,7 @@ void ObserverRelay::consume() {
         }
       }
       consumed_.store(next + 1, std::memory_order_release);
-      consumed_.notify_one();
+      wake();
     }
   }
 }

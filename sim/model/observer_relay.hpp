@@ -6,8 +6,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -72,6 +74,10 @@ class ObserverRelay {
   }
   void publish();  // the block being filled, to the second thread
   void close();    // publishes the last block and joins the second thread
+  // Waits until `value` is no longer `seen`, or `or_set` is set; returns it.
+  std::uint64_t wait_for_change(const std::atomic<std::uint64_t>& value, std::uint64_t seen,
+                                const std::atomic<bool>* or_set = nullptr);
+  void wake();     // after a store the other thread may wait for
   void consume();  // the second thread's loop
 
   std::vector<RequestObserver*> observers_;
@@ -84,7 +90,11 @@ class ObserverRelay {
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> consumed_{0};
   std::atomic<bool> closed_{false};  // no block after the published ones
-  std::exception_ptr failure_;       // set by the second thread
+  // Where a thread sleeps once spinning is long enough (std::atomic::wait of
+  // GCC 12 may lose a wake-up when two atomics share its waiter slot).
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+  std::exception_ptr failure_;  // set by the second thread
   std::thread consumer_;
 };
 

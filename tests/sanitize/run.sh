@@ -2,8 +2,8 @@
 # The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer,
 # then the fuzzers: configures BUILD_DIR (clang++ when there is one, with the
 # fuzz targets; else g++ without them), builds it on two cores, runs its ctest
-# but for this label (so nothing recurses), and runs each fuzz target for
-# SECONDS. CTest runs it as the test `sanitized_suite` (label `sanitizer`).
+# but for this label (so nothing recurses), runs the reporters' relay under
+# ThreadSanitizer (with clang), and each fuzz target for SECONDS. CTest runs it as the test `sanitized_suite` (label `sanitizer`).
 #   tests/sanitize/run.sh [BUILD_DIR [SECONDS]]    (build-asan, 60)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +32,17 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_strin
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$build" -j2 -LE sanitizer --output-on-failure
 echo "sanitize: sanitized suite passed after $(( $(date +%s) - started )) s"
+
+# ThreadSanitizer on what synchronizes threads by hand: the reporters' relay
+# and its tests, built on their own (the rest of the suite runs its threads
+# through std::async and joins).
+if [ "$fuzz" = ON ]; then
+  clang++ -std=c++20 -O1 -g -fsanitize=thread -I"$root/sim" \
+    "$root/tests/unit/observer_relay_test.cpp" "$root/sim/model/observer_relay.cpp" \
+    -lgtest -lgtest_main -lpthread -o "$build/observer_relay_tsan"
+  TSAN_OPTIONS=halt_on_error=1 timeout 600 "$build/observer_relay_tsan" --gtest_brief=1
+  echo "sanitize: the relay under ThreadSanitizer passed after $(( $(date +%s) - started )) s"
+fi
 
 if [ "$fuzz" = ON ]; then
   "$root/tests/fuzz/run_fuzzers.sh" "$build" "$seconds"

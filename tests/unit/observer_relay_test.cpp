@@ -59,6 +59,22 @@ TEST(ObserverRelay, ASecondThreadMakesTheSameCallsInOrder) {
   }
 }
 
+// Closing while the second thread is between its last look and its sleep:
+// many short relays, so that every interleaving has its turn.
+TEST(ObserverRelay, ClosingNeverLeavesTheSecondThreadWaiting) {
+  for (std::uint64_t round = 0; round < 2000; ++round) {
+    Ids ids;
+    ObserverRelay relay;
+    relay.add(ids);
+    relay.start_thread();
+    const std::uint64_t n = (round % 3) * 512 + round % 2;
+    for (std::uint64_t k = 0; k < n; ++k)
+      relay.issued(k, Task{}, RequestOutcome{});
+    relay.finish();
+    ASSERT_EQ(ids.calls.size(), n) << round;
+  }
+}
+
 TEST(ObserverRelay, WhatAnObserverThrowsComesBackFromFinish) {
   ThrowsAt fails(5000);
   ObserverRelay relay;
