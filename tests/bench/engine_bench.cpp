@@ -34,7 +34,7 @@ void Hold(benchmark::State& state) {
 }
 
 // What a byte of fresh memory costs against a byte of memory already touched:
-// a run keeps about 120 bytes a request, each first written once. Fills 256
+// a recorded run keeps about 40 bytes a request, each first written once. Fills 256
 // MiB of int64 a time: into a new array (its pages faulted in and zeroed by the
 // kernel, with huge pages where reserve_large gets them), or over one filled
 // before (the baseline).
