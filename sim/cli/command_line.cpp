@@ -9,13 +9,13 @@
 #include <cmath>
 #include <ctime>
 #include <optional>
-#include <thread>
 
 #include "cli/calibrate_command.hpp"
 #include "cli/inspect_command.hpp"
 #include "cli/run_options.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
+#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/console_report.hpp"
@@ -148,7 +148,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // A trace named on the command line replaces the one a settings file pinned.
   if (vm.count("trace")) settings.trace_sha256.reset();
   validate_settings(settings, "");
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = usable_cores();
   if (vm.count("jobs")) {
     const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
     const std::uint64_t j = flag_value(jobs, vm["jobs"].as<std::string>()).get<std::uint64_t>();

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/run_options.hpp"
+#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/number_format.hpp"
@@ -118,7 +119,7 @@ std::string text_of(const po::variables_map& vm, const char* name) {
 }
 
 unsigned threads_from(const po::variables_map& vm) {
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = usable_cores();
   if (vm.count("jobs")) {
     const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
     const std::uint64_t j = flag_value(jobs, text_of(vm, "jobs")).get<std::uint64_t>();

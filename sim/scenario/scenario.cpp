@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
 #include "core/statistics.hpp"
@@ -66,7 +67,7 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
   simulation.add_observer(series);
   if (keep_requests) simulation.add_observer(log);
   simulation.call_observers_on_thread(spare_core && result.tasks.size() >= kReportOnSpareCoreFrom &&
-                                      std::thread::hardware_concurrency() > 1);
+                                      usable_cores() > 1);
   simulation.run();
 
   result.events = simulation.events_executed();

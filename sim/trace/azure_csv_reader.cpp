@@ -6,9 +6,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/large_array.hpp"
 #include "core/mapped_file.hpp"
@@ -138,7 +138,7 @@ Trace read_azure_csv(const std::string& path) {
   // record a shortest line): each thread faults in the pages it writes.
   const std::string_view body = lines.rest();
   std::size_t split = body.size();
-  if (body.size() >= kParallelBytes && std::thread::hardware_concurrency() > 1) {
+  if (body.size() >= kParallelBytes && usable_cores() > 1) {
     split = body.find('\n', body.size() / 2);
     split = split == std::string_view::npos ? body.size() : split + 1;
   }
