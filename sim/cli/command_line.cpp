@@ -84,7 +84,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "synthetic", po::value<std::string>()->implicit_value("mean"),
       "the same as --mode synthetic; =mean or =empirical sets --sizes")(
       "jobs,j", po::value<std::string>(),
-      "threads for the synthetic replications (default: the machine's cores); results do not "
+      "threads for the synthetic replications (default: the cores this process may use); results "
+      "do not "
       "depend on it")("output", po::value<std::string>(),
                       "run folder (default output/<YYYYmmdd-HHMMSS>-<mode>)")(
       "force", "write into --output even if it holds files")(

@@ -101,8 +101,9 @@ bool is_numeric(const KnobFlag& flag) {
 }
 
 void add_jobs_option(po::options_description& options) {
-  options.add_options()("jobs,j", po::value<std::string>(),
-                        "threads (default: the machine's cores); results do not depend on it");
+  options.add_options()(
+      "jobs,j", po::value<std::string>(),
+      "threads (default: the cores this process may use); results do not depend on it");
 }
 
 po::variables_map parse_command(const std::vector<std::string>& args,
