@@ -54,7 +54,13 @@ struct ArrayKeys {
 
 // Below this many keys a bucket is copied and sorted.
 inline constexpr std::size_t kSortBelow = 2048;
-inline constexpr unsigned kBucketBits = 16;
+// Up to 2^16 buckets, and about 8 keys a bucket where there are fewer keys:
+// the counts are as large as the keys they count otherwise.
+inline constexpr unsigned kMostBucketBits = 16;
+constexpr unsigned bucket_bits(std::size_t n) {
+  const auto bits = static_cast<unsigned>(std::bit_width(n));
+  return bits > kMostBucketBits + 3 ? kMostBucketBits : bits - 3;
+}
 
 // `wanted` sorted by rank, every rank < n.
 template <class KeyAt>
@@ -82,9 +88,10 @@ void select(std::size_t n, const KeyAt& key_at, std::span<const Wanted> wanted,
       out[w.slot] = lo;
     return;
   }
-  // At most 2^kBucketBits buckets of 2^shift keys each.
+  // At most 2^bucket_bits(n) buckets of 2^shift keys each.
   const unsigned width = static_cast<unsigned>(std::bit_width(hi - lo));
-  const unsigned shift = width > kBucketBits ? width - kBucketBits : 0;
+  const unsigned most = bucket_bits(n);
+  const unsigned shift = width > most ? width - most : 0;
   const std::size_t buckets = static_cast<std::size_t>((hi - lo) >> shift) + 1;
   // first[b]: the rank of bucket b's smallest key.
   std::vector<std::size_t> first(buckets + 1, 0);

@@ -70,6 +70,22 @@ TEST(SelectRanks, ABucketHoldingNearlyEverythingIsSplitAgain) {
   expect_selected_like_sorted(v, bits);
 }
 
+TEST(SelectRanks, BucketsFollowTheCountUpToTwoToTheSixteen) {
+  using order_statistics_detail::bucket_bits;
+  EXPECT_EQ(bucket_bits(2049), 9u);
+  EXPECT_EQ(bucket_bits(100'000), 14u);
+  EXPECT_EQ(bucket_bits(std::size_t{1} << 19), 16u);
+  EXPECT_EQ(bucket_bits(10'000'000), 16u);
+  // Around the sizes where the bucket count changes, selection stays exact.
+  std::mt19937_64 bits(9);
+  for (const std::size_t n : {std::size_t{4095}, std::size_t{4096}, std::size_t{65536}}) {
+    std::vector<std::int64_t> v(n);
+    for (auto& x : v)
+      x = static_cast<std::int64_t>(bits() % 100'000'000);
+    expect_selected_like_sorted(v, bits);
+  }
+}
+
 TEST(SelectRanks, HandlesTheExtremes) {
   std::mt19937_64 bits(5);
   std::vector<std::int64_t> v;
