@@ -475,9 +475,22 @@ void apply_settings_json(Settings& settings, const json& document, const std::st
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
       std::vector<std::string> candidates = sections;
       candidates.insert(candidates.end(), settings_keys().begin(), settings_keys().end());
-      const auto near = nearest(section, candidates);
-      bad(source, section,
-          "unknown section" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+      if (const auto near = nearest(section, candidates)) {
+        bad(source, section, "unknown section (did you mean '" + *near + "'?)");
+      }
+      // A key written without its section: {"cores": 4} for {"server": {"cores": 4}}.
+      std::vector<std::string> leaves;
+      for (const std::string& key : settings_keys())
+        leaves.push_back(key.substr(key.find('.') + 1));
+      if (const auto leaf = nearest(section, leaves)) {
+        const std::string& key = settings_keys()[static_cast<std::size_t>(
+            std::find(leaves.begin(), leaves.end(), *leaf) - leaves.begin())];
+        const std::string in = key.substr(0, key.find('.'));
+        bad(source, section,
+            "unknown section (keys sit in sections: did you mean '" + key + "', as {\"" + in +
+                "\": {\"" + *leaf + "\": ...}}?)");
+      }
+      bad(source, section, "unknown section");
     }
     if (!body.is_object()) bad(source, section, "expected an object of keys, got " + shown(body));
     for (const auto& [key, value] : body.items()) {

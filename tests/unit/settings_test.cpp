@@ -190,6 +190,16 @@ TEST(Settings, UnknownSectionIsNamedWithTheNearestSection) {
   EXPECT_THAT(message, HasSubstr("did you mean 'server'?"));
 }
 
+TEST(Settings, KeyWithoutItsSectionIsNamedWithTheSectionItBelongsIn) {
+  const std::string message = json_error(R"({"cores": 4})");
+  EXPECT_THAT(message, StartsWith("test.json: cores: unknown section"));
+  EXPECT_THAT(message,
+              HasSubstr("did you mean 'server.cores', as {\"server\": {\"cores\": ...}}?"));
+  EXPECT_THAT(json_error(R"({"mips_per_cor": 4})"),
+              HasSubstr("did you mean 'server.mips_per_core'"));
+  EXPECT_THAT(json_error(R"({"zzzzzzzz": 4})"), Not(HasSubstr("did you mean")));
+}
+
 TEST(Settings, SectionThatIsNotAnObjectIsRefused) {
   EXPECT_THAT(json_error(R"({"server": 8})"), HasSubstr("server: expected an object of keys"));
 }
