@@ -36,48 +36,6 @@ std::optional<double> Summary::get(const std::string& key) const {
   throw std::out_of_range("no summary figure named '" + key + "'");
 }
 
-double interpolate(double below, double above, double index) {
-  const double t = index - std::floor(index);
-  // NumPy's _lerp, including its switch to the upper end for t >= 0.5.
-  const double diff = above - below;
-  return t >= 0.5 ? above - diff * (1 - t) : below + diff * t;
-}
-
-namespace {
-
-template <class T, class ToDouble>
-std::optional<double> select_percentile(std::vector<T>& values, double q, ToDouble to_double) {
-  if (values.empty()) return std::nullopt;
-  const double index = static_cast<double>(values.size() - 1) * q;
-  const auto below = static_cast<std::size_t>(std::floor(index));
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below),
-                   values.end());
-  const double a = to_double(values[below]);
-  if (above == below) return a;
-  // The element just above `below` is the smallest of the upper part.
-  const double b = to_double(
-      *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(above), values.end()));
-  return interpolate(a, b, index);
-}
-
-}  // namespace
-
-std::optional<double> percentile(std::vector<double>& values, double q) {
-  return select_percentile(values, q, [](double v) { return v; });
-}
-
-std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
-                                               const std::vector<double>& qs) {
-  const double* data = values.data();
-  return percentiles_of_keys(
-      values.size(), values.size(), [data](std::size_t i) { return order_key(data[i]); }, qs);
-}
-
-std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q) {
-  return select_percentile(ns, q, [](std::int64_t v) { return Duration::ns(v).seconds(); });
-}
-
 void LatencySamples::reserve(std::size_t requests) {
   for (std::vector<std::int64_t>& v : ns_)
     reserve_large(v, requests);

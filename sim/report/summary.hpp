@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/order_statistics.hpp"
+#include "core/percentiles.hpp"
 #include "core/sim_time.hpp"
 #include "model/energy_model.hpp"
 #include "model/request_observer.hpp"
@@ -35,47 +36,6 @@ class Summary {
   std::vector<Figure> figures_;
 };
 
-// Percentile q in [0, 1] of the values, by linear interpolation at (n-1)*q
-// exactly as NumPy's default does it. Reorders `values`. None when empty.
-std::optional<double> percentile(std::vector<double>& values, double q);
-// NumPy's default interpolation between the values at floor((n-1)q) and the
-// next index, as `percentile` does it.
-double interpolate(double below, double above, double index);
-
-// `percentile` at each of `qs` of the `count` reals among key_at(0), ...,
-// key_at(n - 1), order keys of reals (core/order_statistics), the others
-// being kNoValue: one selection of the ranks every q needs, rather than one a
-// percentile. None when count is 0.
-inline constexpr std::uint64_t kNoValue = ~std::uint64_t{0};
-template <class KeyAt>
-std::vector<std::optional<double>> percentiles_of_keys(std::size_t count, std::size_t n,
-                                                       const KeyAt& key_at,
-                                                       const std::vector<double>& qs) {
-  std::vector<std::optional<double>> out(qs.size());
-  if (count == 0) return out;
-  std::vector<std::size_t> ranks;
-  for (const double q : qs) {
-    const double index = static_cast<double>(count - 1) * q;
-    const auto below = static_cast<std::size_t>(std::floor(index));
-    ranks.push_back(below);
-    ranks.push_back(std::min(below + 1, count - 1));
-  }
-  const std::vector<std::uint64_t> keys = select_ranks(n, key_at, std::span(ranks));
-  for (std::size_t i = 0; i < qs.size(); ++i) {
-    const double a = double_of_order_key(keys[2 * i]);
-    out[i] = ranks[2 * i] == ranks[2 * i + 1] ? a
-                                              : interpolate(a, double_of_order_key(keys[2 * i + 1]),
-                                                            static_cast<double>(count - 1) * qs[i]);
-  }
-  return out;
-}
-// `percentile` at each of `qs`; `values` is left as it is.
-std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
-                                               const std::vector<double>& qs);
-// The same percentile of nanosecond counts, in seconds: equal to `percentile`
-// over each count converted by Duration::seconds (the conversion keeps the
-// order). Selects rather than sorts; reorders `ns`.
-std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q);
 // Every request's latencies as nanosecond counts, for exact percentiles: the
 // makespan (E2E latency), the time to first token and the wait. Kept once a
 // run; the summary and the serving figures read the same arrays. A percentile

@@ -8,7 +8,7 @@
 #include <Eigen/Dense>
 
 #include "core/input_error.hpp"
-#include "report/summary.hpp"
+#include "core/percentiles.hpp"
 
 namespace infersim {
 namespace {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "report/summary.hpp"
+#include "core/percentiles.hpp"
 
 namespace infersim {
 namespace {
