@@ -65,12 +65,20 @@ ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) 
   return out;
 }
 
+GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
+  return generate_from(LargeVector<TraceRecord>(trace.records.begin(), trace.records.end()));
+}
+
 GeneratedTasks TraceTaskGenerator::generate_taking_records(Trace& trace) const {
-  GeneratedTasks out;
   LargeVector<TraceRecord> records = std::move(trace.records);
   trace.records = {};
-  // As generate: each replayed record, its offset turned into its arrival,
-  // moved down over those the window left out.
+  return generate_from(std::move(records));
+}
+
+GeneratedTasks TraceTaskGenerator::generate_from(LargeVector<TraceRecord> records) const {
+  GeneratedTasks out;
+  // Each replayed record, its offset turned into its arrival, moved down over
+  // those the window left out.
   OffsetReplay replay(arrival_);
   std::size_t kept = 0;
   for (std::size_t k = 0; k < records.size(); ++k) {
@@ -86,37 +94,13 @@ GeneratedTasks TraceTaskGenerator::generate_taking_records(Trace& trace) const {
   records.resize(kept);
   const SimTime last = kept == 0 ? SimTime::zero() : SimTime::ns(records.back().offset_ns);
   out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
+  // Arrivals never decrease along the trace, so the records arriving after
+  // the run's end are the last ones.
   while (!records.empty() && SimTime::ns(records.back().offset_ns) > out.run_length) {
     records.pop_back();
     ++out.dropped;
   }
   out.tasks = TaskList::from_records(task_, std::move(records));
-  return out;
-}
-
-GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
-  GeneratedTasks out;
-  out.tasks = TaskList(task_);
-  out.tasks.reserve(trace.records.size());
-  // Arrivals never decrease along the trace, so the records arriving after
-  // the run's end are the last ones: every record becomes a task, and those
-  // are taken off at the end.
-  OffsetReplay replay(arrival_);
-  for (const TraceRecord& r : trace.records) {
-    const std::optional<std::int64_t> offset = replay.next(r.offset_ns);
-    if (!offset) {
-      ++out.outside_window;
-      continue;
-    }
-    out.tasks.add(arrival_for_offset(*offset, arrival_), r.context_tokens, r.generated_tokens);
-  }
-  const SimTime last =
-      out.tasks.empty() ? SimTime::zero() : out.tasks.arrival(out.tasks.size() - 1);
-  out.run_length = arrival_.duration ? SimTime::zero() + *arrival_.duration : run_length_for(last);
-  while (!out.tasks.empty() && out.tasks.arrival(out.tasks.size() - 1) > out.run_length) {
-    out.tasks.pop_back();
-    ++out.dropped;
-  }
   return out;
 }
 

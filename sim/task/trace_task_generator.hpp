@@ -75,6 +75,9 @@ class TraceTaskGenerator {
   GeneratedTasks generate_taking_records(Trace& trace) const;
 
  private:
+  // Both: the tasks built in `records`' memory.
+  GeneratedTasks generate_from(LargeVector<TraceRecord> records) const;
+
   ArrivalKnobs arrival_;
   TaskKnobs task_;
 };
