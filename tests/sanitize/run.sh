@@ -3,7 +3,8 @@
 # then the fuzzers: configures BUILD_DIR (clang++ when there is one, with the
 # fuzz targets; else g++ without them), builds it on two cores, runs its ctest
 # but for this label (so nothing recurses), runs the reporters' relay under
-# ThreadSanitizer (with clang), and each fuzz target for SECONDS. CTest runs it as the test `sanitized_suite` (label `sanitizer`).
+# ThreadSanitizer (with clang), and each fuzz target for SECONDS. CTest runs it
+# as the test `sanitized_suite` (label `sanitizer`).
 #   tests/sanitize/run.sh [BUILD_DIR [SECONDS]]    (build-asan, 60)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
