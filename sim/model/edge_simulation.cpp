@@ -4,7 +4,7 @@
 
 namespace infersim {
 
-EdgeSimulation::EdgeSimulation(const TaskList& tasks, DeviceFleet& fleet,
+EdgeSimulation::EdgeSimulation(const RequestList& tasks, DeviceFleet& fleet,
                                const NetworkPath& network, EdgeServer& server)
     : tasks_(tasks), fleet_(fleet), network_(network), server_(server) {
   for (std::size_t k = 1; k < tasks_.size(); ++k) {
@@ -45,7 +45,7 @@ void EdgeSimulation::issue(std::uint64_t k) {
   InFlight& r = keep_in_flight_ ? take_slot() : here;
   r.id = k;
   r.task = tasks_[k];
-  const Task& task = r.task;
+  const Request& task = r.task;
   RequestOutcome& o = r.outcome;
   o.device = fleet_.issue(k);
   o.server_arrival = task.arrival + network_.transfer(task.request_bits);

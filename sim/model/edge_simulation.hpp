@@ -11,15 +11,15 @@
 #include "model/network_path.hpp"
 #include "model/observer_relay.hpp"
 #include "model/request_observer.hpp"
-#include "task/task.hpp"
-#include "task/task_list.hpp"
+#include "request/request.hpp"
+#include "request/request_list.hpp"
 
 namespace infersim {
 
 class EdgeSimulation {
  public:
   // `tasks` must be in issue order (non-decreasing arrival) and outlive run().
-  EdgeSimulation(const TaskList& tasks, DeviceFleet& fleet, const NetworkPath& network,
+  EdgeSimulation(const RequestList& tasks, DeviceFleet& fleet, const NetworkPath& network,
                  EdgeServer& server);
 
   void add_observer(RequestObserver& observer) { relay_.add(observer); }
@@ -35,7 +35,7 @@ class EdgeSimulation {
   void issue(std::uint64_t k);
   void respond(std::uint64_t subject);
 
-  const TaskList& tasks_;
+  const RequestList& tasks_;
   DeviceFleet& fleet_;
   const NetworkPath& network_;
   EdgeServer& server_;
@@ -47,7 +47,7 @@ class EdgeSimulation {
   // completions (else a response event's subject is its request).
   struct InFlight {
     std::uint64_t id = 0;
-    Task task;
+    Request task;
     RequestOutcome outcome;
   };
   InFlight& take_slot();

@@ -38,7 +38,7 @@ class ObserverRelay {
   // an observer threw.
   void finish();
 
-  void issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) {
+  void issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) {
     if (!threaded_) {
       for (RequestObserver* observer : observers_)
         observer->on_issued(id, task, outcome);
@@ -46,7 +46,7 @@ class ObserverRelay {
     }
     put({id, false, task, outcome});
   }
-  void completed(std::uint64_t id, const Task& task, const RequestOutcome& outcome) {
+  void completed(std::uint64_t id, const Request& task, const RequestOutcome& outcome) {
     if (completions_.empty()) return;
     if (!threaded_) {
       for (RequestObserver* observer : completions_)
@@ -60,7 +60,7 @@ class ObserverRelay {
   struct Notice {
     std::uint64_t id;
     bool completed;
-    Task task;
+    Request task;
     RequestOutcome outcome;
   };
   // kBlocks batches of kBlock notices: the model fills one while the second

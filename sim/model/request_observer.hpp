@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/sim_time.hpp"
-#include "task/task.hpp"
+#include "request/request.hpp"
 
 namespace infersim {
 
@@ -28,10 +28,10 @@ class RequestObserver {
   virtual ~RequestObserver() = default;
   // At the request's arrival; the outcome is already decided (cores are
   // assigned in issue order).
-  virtual void on_issued(std::uint64_t /*id*/, const Task& /*task*/,
+  virtual void on_issued(std::uint64_t /*id*/, const Request& /*task*/,
                          const RequestOutcome& /*outcome*/) {}
   // At the response's arrival at the device.
-  virtual void on_completed(std::uint64_t /*id*/, const Task& /*task*/,
+  virtual void on_completed(std::uint64_t /*id*/, const Request& /*task*/,
                             const RequestOutcome& /*outcome*/) {}
   // False for an observer that has nothing to do on_completed: it is then not
   // called (a call a request saved; the outcome is known at issue).

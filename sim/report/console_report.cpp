@@ -37,7 +37,7 @@ std::string trace_line(const Trace& trace) {
   return line + ".";
 }
 
-std::string replay_line(const GeneratedTasks& r) {
+std::string replay_line(const GeneratedRequests& r) {
   const std::size_t n = r.tasks.size();
   std::string line = "Trace replay: " + std::to_string(n) + " requests scheduled";
   if (n > 0) {

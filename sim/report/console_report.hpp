@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "request/synthetic_request_generator.hpp"
+#include "request/trace_request_generator.hpp"
 #include "scenario/scenario.hpp"
-#include "task/synthetic_task_generator.hpp"
-#include "task/trace_task_generator.hpp"
 
 namespace infersim {
 
@@ -16,7 +16,7 @@ std::string trace_line(const Trace& trace);
 
 // "Trace replay: N requests scheduled between A and B s, D dropped because they
 // arrive after the end of the run at T s."
-std::string replay_line(const GeneratedTasks& generated);
+std::string replay_line(const GeneratedRequests& generated);
 
 // "Synthetic poisson: N requests drawn at the trace's mean rate of λ/s until T s,
 // mean sizes c context and g generated tokens, seed S."

@@ -12,12 +12,12 @@ RequestLog::RequestLog(std::size_t expected_requests) {
   reserve_large(outcomes_, expected_requests);
 }
 
-void RequestLog::on_issued(std::uint64_t id, const Task&, const RequestOutcome& outcome) {
+void RequestLog::on_issued(std::uint64_t id, const Request&, const RequestOutcome& outcome) {
   if (id != outcomes_.size()) throw std::logic_error("RequestLog: requests issued out of id order");
   outcomes_.push_back(outcome);
 }
 
-void write_requests_csv(const std::filesystem::path& path, const TaskList& tasks,
+void write_requests_csv(const std::filesystem::path& path, const RequestList& tasks,
                         const std::vector<RequestOutcome>& outcomes) {
   OutputFile file(path);
   std::string& out = file.buffer();
@@ -27,7 +27,7 @@ void write_requests_csv(const std::filesystem::path& path, const TaskList& tasks
   // separators: under 400 characters), then appended at once.
   char row[512];
   for (std::size_t id = 0; id < outcomes.size(); ++id) {
-    const Task t = tasks[id];
+    const Request t = tasks[id];
     const RequestOutcome& o = outcomes[id];
     const Duration makespan = o.response - t.arrival;
     char* p = write_integer(row, static_cast<std::int64_t>(id));

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "model/request_observer.hpp"
-#include "task/task_list.hpp"
+#include "request/request_list.hpp"
 
 namespace infersim {
 
 class RequestLog : public RequestObserver {
  public:
   explicit RequestLog(std::size_t expected_requests = 0);
-  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
+  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
   bool wants_completions() const override { return false; }
 
   const std::vector<RequestOutcome>& outcomes() const { return outcomes_; }
@@ -27,7 +27,7 @@ inline constexpr const char* kRequestsCsvHeader =
     "id,device,arrival_s,context_tokens,generated_tokens,server_arrival_s,start_s,finish_s,"
     "response_s,wait_s,ttft_s,makespan_s,budget_s,deadline_met";
 
-void write_requests_csv(const std::filesystem::path& path, const TaskList& tasks,
+void write_requests_csv(const std::filesystem::path& path, const RequestList& tasks,
                         const std::vector<RequestOutcome>& outcomes);
 
 }  // namespace infersim

@@ -65,7 +65,7 @@ std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> interval
 }
 
 ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_requests,
-                               const TaskList* requests)
+                               const RequestList* requests)
     : knobs_(std::move(knobs)), requests_(requests) {
   samples_.reserve(expected_requests);
   if (requests_ == nullptr) reserve_large(tpot_s_, expected_requests);
@@ -77,7 +77,7 @@ ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_r
   samples_.want_cdf(LatencySamples::kTtft, kCdfPoints);
 }
 
-void ServingMetrics::on_issued(std::uint64_t id, const Task& task, const RequestOutcome& o) {
+void ServingMetrics::on_issued(std::uint64_t id, const Request& task, const RequestOutcome& o) {
   if (requests_ != nullptr && id != n_) {
     throw std::logic_error("ServingMetrics: requests not in id order");
   }
@@ -144,7 +144,7 @@ std::vector<std::optional<double>> ServingMetrics::tpot_percentiles() {
     // is E2E latency - TTFT (response - first token).
     const std::int64_t* e2el = samples_.values(LatencySamples::kE2el).data();
     const std::int64_t* ttft = samples_.values(LatencySamples::kTtft).data();
-    const TaskList* tasks = requests_;
+    const RequestList* tasks = requests_;
     tpot = percentiles_of_keys(
         tpot_count_, n_,
         [=](std::size_t i) {

@@ -12,7 +12,7 @@
 #include "core/sim_time.hpp"
 #include "model/request_observer.hpp"
 #include "report/summary.hpp"
-#include "task/task_list.hpp"
+#include "request/request_list.hpp"
 
 namespace infersim {
 
@@ -70,8 +70,8 @@ class ServingMetrics : public RequestObserver {
   // and its generated tokens there, rather than kept: on_issued must then come
   // in id order.
   explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0,
-                          const TaskList* requests = nullptr);
-  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
+                          const RequestList* requests = nullptr);
+  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
   bool wants_completions() const override { return false; }
 
   // Selects every percentile the figures and the CDF will read, on two
@@ -105,7 +105,7 @@ class ServingMetrics : public RequestObserver {
   std::optional<SimTime> first_arrival_;
   SimTime last_response_;
   LatencySamples samples_;
-  const TaskList* requests_;
+  const RequestList* requests_;
   std::uint64_t tpot_count_ = 0;  // requests with a TPOT
   std::vector<double> tpot_s_;    // each TPOT, without `requests`
   std::optional<std::vector<std::optional<double>>> tpot_percentiles_;  // once selected

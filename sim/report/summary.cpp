@@ -115,7 +115,7 @@ SummaryCollector::SummaryCollector(std::size_t expected_requests, LatencySamples
     samples_->want(LatencySamples::kWait, q);
 }
 
-void SummaryCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
+void SummaryCollector::on_issued(std::uint64_t, const Request& task, const RequestOutcome& o) {
   const Duration makespan = o.response - task.arrival;
   const Duration wait = o.wait();
   ++n_;

@@ -91,7 +91,7 @@ class SummaryCollector : public RequestObserver {
   explicit SummaryCollector(std::size_t expected_requests = 0, LatencySamples* shared = nullptr);
   SummaryCollector(const SummaryCollector&) = delete;
   SummaryCollector& operator=(const SummaryCollector&) = delete;
-  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
+  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
   bool wants_completions() const override { return false; }
 
   struct RunFacts {

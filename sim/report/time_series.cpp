@@ -15,7 +15,7 @@ __extension__ typedef __int128 Int128;
 
 // Nothing in the run reaches back before 0, and every request's instants come
 // in the model's order.
-void check_order(const Task& task, const RequestOutcome& o) {
+void check_order(const Request& task, const RequestOutcome& o) {
   if (task.arrival < SimTime::zero() || o.server_arrival < task.arrival ||
       o.start < o.server_arrival || o.finish < o.start || o.response < o.finish) {
     throw std::logic_error("TimeSeriesCollector: a request's instants are out of order");
@@ -63,7 +63,7 @@ void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw:
   raw(last).*whole -= 1;
 }
 
-void TimeSeriesCollector::on_issued(std::uint64_t, const Task& task, const RequestOutcome& o) {
+void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const RequestOutcome& o) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   check_order(task, o);
   if (task.arrival < last_arrival_) {

@@ -56,7 +56,7 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 class TimeSeriesCollector : public RequestObserver {
  public:
   explicit TimeSeriesCollector(Duration slice);
-  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& outcome) override;
+  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
   bool wants_completions() const override { return false; }
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding

@@ -64,7 +64,7 @@ MeasuredComparison compare_with_measurement(const Measurement& m, const ModeResu
   c.path = m.path;
   c.rows.reserve(m.requests.size());
   for (std::size_t k = 0; k < m.requests.size(); ++k) {
-    const Task& task = recorded.tasks[k];
+    const Request& task = recorded.tasks[k];
     const RequestOutcome& o = recorded.outcomes[k];
     MeasuredRow row;
     row.id = k;

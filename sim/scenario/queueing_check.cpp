@@ -29,7 +29,7 @@ constexpr std::uint64_t kServiceStream = 1;
 class WaitRecorder : public RequestObserver {
  public:
   explicit WaitRecorder(std::size_t requests) : waits_(requests) {}
-  void on_completed(std::uint64_t id, const Task& /*task*/, const RequestOutcome& o) override {
+  void on_completed(std::uint64_t id, const Request& /*task*/, const RequestOutcome& o) override {
     waits_[id] = o.wait();
   }
   std::vector<Duration>& waits() { return waits_; }
@@ -85,21 +85,21 @@ const char* queue_model_name(QueueCase::Kind kind) {
   return kind == QueueCase::kMMc ? "M/M/c" : "M/D/1";
 }
 
-TaskList queue_case_tasks(const QueueCase& c) {
+RequestList queue_case_tasks(const QueueCase& c) {
   check_case(c);
   const double lambda = c.rho * c.cores * kServiceRatePerS;
   pcg32 arrivals(c.seed);
   pcg32 services(c.seed, kServiceStream);
   const double fixed_service_s = 1 / kServiceRatePerS;
   // A task's service time s is its context size: with one MI a context token,
-  // one MIPS a core and nothing generated or sent, make_task gives an
+  // one MIPS a core and nothing generated or sent, make_request gives an
   // execution time of exactly Duration::from_seconds(s).
-  TaskKnobs knobs;
+  RequestKnobs knobs;
   knobs.mi_per_context_token = 1;
   knobs.mi_per_generated_token = 0;
   knobs.mips_per_core = 1;
   knobs.bytes_per_token = 0;
-  TaskList tasks(knobs);
+  RequestList tasks(knobs);
   tasks.reserve(c.requests);
   SimTime t = SimTime::zero();
   for (std::uint64_t k = 0; k < c.requests; ++k) {
@@ -115,7 +115,7 @@ TaskList queue_case_tasks(const QueueCase& c) {
   return tasks;
 }
 
-std::vector<Duration> simulated_waits(const TaskList& tasks, std::uint32_t cores) {
+std::vector<Duration> simulated_waits(const RequestList& tasks, std::uint32_t cores) {
   DeviceFleet fleet(1);
   const NetworkPath direct({});  // no hops: each request reaches the server when issued
   EdgeServer server(cores);
@@ -151,7 +151,7 @@ double batch_means_standard_error(const std::vector<double>& values, std::size_t
 }
 
 QueueCheck run_queue_case(const QueueCase& c) {
-  const TaskList tasks = queue_case_tasks(c);
+  const RequestList tasks = queue_case_tasks(c);
   const std::vector<Duration> waits = simulated_waits(tasks, c.cores);
   std::vector<double> waits_s;
   waits_s.reserve(waits.size());

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/sim_time.hpp"
-#include "task/task.hpp"
-#include "task/task_list.hpp"
+#include "request/request.hpp"
+#include "request/request_list.hpp"
 
 namespace infersim {
 
@@ -61,11 +61,11 @@ const char* queue_model_name(QueueCase::Kind kind);
 // exponential with rate mu from a second stream pcg32(seed, 1) (M/M/c), or
 // exactly 1 s (M/D/1). Only arrival and exec are set. Throws
 // std::invalid_argument for a case outside the models' range.
-TaskList queue_case_tasks(const QueueCase& c);
+RequestList queue_case_tasks(const QueueCase& c);
 
 // Each task's wait at the server (start - arrival) when the tasks run through
 // EdgeSimulation with no network hops and an EdgeServer of `cores` cores.
-std::vector<Duration> simulated_waits(const TaskList& tasks, std::uint32_t cores);
+std::vector<Duration> simulated_waits(const RequestList& tasks, std::uint32_t cores);
 
 // Standard error of the mean of `values` by `batches` batch means over the
 // values in order (batch b holds indices [b*n/batches, (b+1)*n/batches)): the

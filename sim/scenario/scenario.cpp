@@ -43,8 +43,9 @@ LoadedTrace load_trace(const Settings& settings) {
   return loaded;
 }
 
-ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, SimTime run_length,
-                    std::uint64_t dropped, bool keep_requests, bool spare_core) {
+ModeResult simulate(const Settings& settings, std::string mode, RequestList tasks,
+                    SimTime run_length, std::uint64_t dropped, bool keep_requests,
+                    bool spare_core) {
   ModeResult result;
   result.mode = std::move(mode);
   result.tasks = std::move(tasks);
@@ -80,8 +81,8 @@ ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, 
   return result;
 }
 
-GeneratedTasks generate_recorded(const Settings& settings, const Trace& trace) {
-  return TraceTaskGenerator(settings.arrival_knobs(), settings.task_knobs()).generate(trace);
+GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace) {
+  return TraceRequestGenerator(settings.arrival_knobs(), settings.request_knobs()).generate(trace);
 }
 
 SimTime shared_run_length(const Settings& settings, const Trace& trace) {
@@ -91,10 +92,10 @@ SimTime shared_run_length(const Settings& settings, const Trace& trace) {
   return run_length_for(arrival_for_offset(trace.records.back().offset_ns, knobs));
 }
 
-GeneratedTasks generate_synthetic(const Settings& settings, const Trace& trace,
-                                  std::uint64_t seed) {
-  const SyntheticTaskGenerator generator(settings.arrival_knobs(), settings.task_knobs(),
-                                         settings.synthetic_knobs(seed));
+GeneratedRequests generate_synthetic(const Settings& settings, const Trace& trace,
+                                     std::uint64_t seed) {
+  const SyntheticRequestGenerator generator(settings.arrival_knobs(), settings.request_knobs(),
+                                            settings.synthetic_knobs(seed));
   return generator.generate(trace, shared_run_length(settings, trace));
 }
 
@@ -131,7 +132,7 @@ ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep
   auto worker = [&] {
     for (std::uint32_t i = next++; i < runs; i = next++) {
       try {
-        GeneratedTasks generated = generate_synthetic(settings, trace, settings.seed + i);
+        GeneratedRequests generated = generate_synthetic(settings, trace, settings.seed + i);
         // A lone replication has the other core to itself.
         results[i] =
             simulate(settings, "synthetic", std::move(generated.tasks), generated.run_length, 0,
@@ -167,7 +168,7 @@ ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep
 }
 
 ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests) {
-  GeneratedTasks generated = generate_recorded(settings, trace);
+  GeneratedRequests generated = generate_recorded(settings, trace);
   return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
                   generated.dropped, keep_requests);
 }
@@ -186,7 +187,7 @@ std::vector<const ModeResult*> ScenarioResult::modes() const {
 namespace {
 
 // The recorded mode on its tasks, said first on `progress`.
-ModeResult replay(const Settings& settings, GeneratedTasks generated, bool keep_requests,
+ModeResult replay(const Settings& settings, GeneratedRequests generated, bool keep_requests,
                   unsigned threads, std::ostream* progress) {
   if (progress) *progress << replay_line(generated) << '\n' << std::flush;
   return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
@@ -224,7 +225,7 @@ ScenarioResult run_scenario_taking_records(const Settings& settings, Trace& trac
   if (settings.mode != "recorded") {
     return run_scenario(settings, trace, keep_requests, threads, progress);
   }
-  const TraceTaskGenerator generator(settings.arrival_knobs(), settings.task_knobs());
+  const TraceRequestGenerator generator(settings.arrival_knobs(), settings.request_knobs());
   ScenarioResult result;
   result.recorded =
       replay(settings, generator.generate_taking_records(trace), keep_requests, threads, progress);

@@ -12,10 +12,10 @@
 #include "report/serving_metrics.hpp"
 #include "report/summary.hpp"
 #include "report/time_series.hpp"
+#include "request/request.hpp"
+#include "request/request_list.hpp"
+#include "request/trace_request_generator.hpp"
 #include "scenario/settings.hpp"
-#include "task/task.hpp"
-#include "task/task_list.hpp"
-#include "task/trace_task_generator.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
@@ -31,7 +31,7 @@ LoadedTrace load_trace(const Settings& settings);
 
 struct ModeResult {
   std::string mode;  // "recorded" or "synthetic"
-  TaskList tasks;
+  RequestList tasks;
   std::vector<RequestOutcome> outcomes;  // empty unless requests were kept
   Summary summary;
   SimTime run_length;
@@ -52,14 +52,15 @@ struct ModeResult {
 // server. `keep_requests` keeps every request's outcome for requests.csv.
 // `spare_core` says a second core is free for this run: a large one then
 // calls its reporters on it while the model runs (the same result).
-ModeResult simulate(const Settings& settings, std::string mode, TaskList tasks, SimTime run_length,
-                    std::uint64_t dropped, bool keep_requests, bool spare_core = false);
+ModeResult simulate(const Settings& settings, std::string mode, RequestList tasks,
+                    SimTime run_length, std::uint64_t dropped, bool keep_requests,
+                    bool spare_core = false);
 
 // From this many tasks a run with a spare core reports on it.
 inline constexpr std::size_t kReportOnSpareCoreFrom = 20'000;
 
 // The recorded mode's tasks: one per trace record, nothing drawn.
-GeneratedTasks generate_recorded(const Settings& settings, const Trace& trace);
+GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace);
 // generate_recorded, then simulate.
 ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests);
 
@@ -68,7 +69,8 @@ ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_
 SimTime shared_run_length(const Settings& settings, const Trace& trace);
 
 // The synthetic mode's tasks for one seed (MODEL.md section 9).
-GeneratedTasks generate_synthetic(const Settings& settings, const Trace& trace, std::uint64_t seed);
+GeneratedRequests generate_synthetic(const Settings& settings, const Trace& trace,
+                                     std::uint64_t seed);
 
 // The synthetic mode, repeated with seeds seed .. seed + replications - 1 on up
 // to `threads` threads; the result does not depend on `threads`.

@@ -394,9 +394,9 @@ std::optional<std::string> nearest(const std::string& word,
   return std::nullopt;
 }
 
-TaskKnobs Settings::task_knobs() const {
-  return TaskKnobs{bytes_per_token, mi_per_context_token, mi_per_generated_token,
-                   ttft_budget_s,   decode_budget_s,      mips_per_core};
+RequestKnobs Settings::request_knobs() const {
+  return RequestKnobs{bytes_per_token, mi_per_context_token, mi_per_generated_token,
+                      ttft_budget_s,   decode_budget_s,      mips_per_core};
 }
 
 ArrivalKnobs Settings::arrival_knobs() const {

@@ -13,9 +13,9 @@
 #include "model/energy_model.hpp"
 #include "model/network_path.hpp"
 #include "report/serving_metrics.hpp"
-#include "task/synthetic_task_generator.hpp"
-#include "task/task.hpp"
-#include "task/trace_task_generator.hpp"
+#include "request/request.hpp"
+#include "request/synthetic_request_generator.hpp"
+#include "request/trace_request_generator.hpp"
 #include "trace/trace_source.hpp"
 
 namespace infersim {
@@ -71,7 +71,7 @@ struct Settings {
   double slice_duration_s = 60;                           // timeseries.csv
   std::string plots = "svg";                              // svg | none
 
-  TaskKnobs task_knobs() const;
+  RequestKnobs request_knobs() const;
   ArrivalKnobs arrival_knobs() const;
   EnergyKnobs energy_knobs() const;
   SyntheticKnobs synthetic_knobs(std::uint64_t replication_seed) const;

@@ -16,11 +16,11 @@ namespace {
 
 class Recorder : public RequestObserver {
  public:
-  void on_issued(std::uint64_t id, const Task&, const RequestOutcome& o) override {
+  void on_issued(std::uint64_t id, const Request&, const RequestOutcome& o) override {
     issued.push_back(id);
     outcomes.push_back(o);
   }
-  void on_completed(std::uint64_t id, const Task&, const RequestOutcome& o) override {
+  void on_completed(std::uint64_t id, const Request&, const RequestOutcome& o) override {
     completed.push_back(id);
     completion_times.push_back(o.response);
   }
@@ -37,7 +37,7 @@ TEST_P(Conservation, EveryRequestIsServedOnceWithoutOverlap) {
   settings.cores = cores;
   settings.devices = 7;
   const Trace trace = read_azure_csv(test::seed_trace());
-  GeneratedTasks generated = generate_recorded(settings, trace);
+  GeneratedRequests generated = generate_recorded(settings, trace);
   const auto& tasks = generated.tasks;
 
   DeviceFleet fleet(settings.devices);
@@ -88,10 +88,10 @@ INSTANTIATE_TEST_SUITE_P(Cores, Conservation, ::testing::Values(1u, 8u, 64u));
 // Every call an observer sees, in order.
 class CallLog : public RequestObserver {
  public:
-  void on_issued(std::uint64_t id, const Task& task, const RequestOutcome& o) override {
+  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& o) override {
     calls.push_back({false, id, task.arrival, o.start, o.response});
   }
-  void on_completed(std::uint64_t id, const Task& task, const RequestOutcome& o) override {
+  void on_completed(std::uint64_t id, const Request& task, const RequestOutcome& o) override {
     calls.push_back({true, id, task.arrival, o.start, o.response});
   }
   struct Call {
@@ -106,7 +106,7 @@ class CallLog : public RequestObserver {
 // A reporter that has nothing to do at completions.
 class IssueCount : public RequestObserver {
  public:
-  void on_issued(std::uint64_t, const Task&, const RequestOutcome&) override { ++issued; }
+  void on_issued(std::uint64_t, const Request&, const RequestOutcome&) override { ++issued; }
   bool wants_completions() const override { return false; }
   std::uint64_t issued = 0;
 };
@@ -115,7 +115,7 @@ TEST(Conservation, ObserversOnASecondThreadSeeTheSameCallsInTheSameOrder) {
   Settings settings;
   settings.cores = 3;
   const Trace trace = read_azure_csv(test::seed_trace());
-  const GeneratedTasks generated = generate_recorded(settings, trace);
+  const GeneratedRequests generated = generate_recorded(settings, trace);
   std::vector<CallLog> logs(2);
   for (const bool threaded : {false, true}) {
     DeviceFleet fleet(settings.devices);

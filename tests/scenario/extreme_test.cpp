@@ -201,7 +201,7 @@ TEST(ExtremeScale, TenMillionRequestsInMemory) {
   constexpr std::uint64_t kRequests = 10'000'000;
   Settings settings;
   settings.cores = 1024;
-  TaskList tasks(settings.task_knobs());
+  RequestList tasks(settings.request_knobs());
   tasks.reserve(kRequests);
   static constexpr double kContext[] = {374, 2048, 12, 900, 5000};
   static constexpr double kGenerated[] = {44, 0, 300, 7, 120};

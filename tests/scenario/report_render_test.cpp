@@ -151,7 +151,7 @@ TEST_F(ReportRender, PlotsNoneWritesNoPlots) {
 TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
   const fs::path dir = test::fresh_dir();
   Settings settings;
-  TaskList tasks(settings.task_knobs());
+  RequestList tasks(settings.request_knobs());
   for (int i = 0; i < 30; ++i)
     tasks.add(SimTime::from_seconds(i * 0.5), 1000, 20);
   const ModeResult recorded =
@@ -177,7 +177,7 @@ TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
 TEST(ReportWithFailingGnuplot, LeavesNoStaleSvg) {
   const fs::path dir = test::fresh_dir();
   Settings settings;
-  TaskList tasks(settings.task_knobs());
+  RequestList tasks(settings.request_knobs());
   tasks.add(SimTime::zero(), 1000, 20);
   const ModeResult recorded =
       simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);

@@ -14,11 +14,11 @@ namespace {
 
 class Ids : public RequestObserver {
  public:
-  void on_issued(std::uint64_t id, const Task&, const RequestOutcome&) override {
+  void on_issued(std::uint64_t id, const Request&, const RequestOutcome&) override {
     calls.push_back(static_cast<std::int64_t>(id));
     thread = std::this_thread::get_id();
   }
-  void on_completed(std::uint64_t id, const Task&, const RequestOutcome&) override {
+  void on_completed(std::uint64_t id, const Request&, const RequestOutcome&) override {
     calls.push_back(-static_cast<std::int64_t>(id));
   }
   std::vector<std::int64_t> calls;
@@ -28,7 +28,7 @@ class Ids : public RequestObserver {
 class ThrowsAt : public RequestObserver {
  public:
   explicit ThrowsAt(std::uint64_t id) : id_(id) {}
-  void on_issued(std::uint64_t id, const Task&, const RequestOutcome&) override {
+  void on_issued(std::uint64_t id, const Request&, const RequestOutcome&) override {
     if (id == id_) throw std::logic_error("observer failed at " + std::to_string(id));
   }
   bool wants_completions() const override { return false; }
@@ -46,8 +46,8 @@ TEST(ObserverRelay, ASecondThreadMakesTheSameCallsInOrder) {
     b.start_thread();
     for (std::uint64_t k = 0; k < n; ++k) {
       for (ObserverRelay* relay : {&a, &b}) {
-        relay->issued(k, Task{}, RequestOutcome{});
-        if (k % 3 == 0) relay->completed(k, Task{}, RequestOutcome{});
+        relay->issued(k, Request{}, RequestOutcome{});
+        if (k % 3 == 0) relay->completed(k, Request{}, RequestOutcome{});
       }
     }
     a.finish();
@@ -69,7 +69,7 @@ TEST(ObserverRelay, ClosingNeverLeavesTheSecondThreadWaiting) {
     relay.start_thread();
     const std::uint64_t n = (round % 3) * 512 + round % 2;
     for (std::uint64_t k = 0; k < n; ++k)
-      relay.issued(k, Task{}, RequestOutcome{});
+      relay.issued(k, Request{}, RequestOutcome{});
     relay.finish();
     ASSERT_EQ(ids.calls.size(), n) << round;
   }
@@ -81,7 +81,7 @@ TEST(ObserverRelay, WhatAnObserverThrowsComesBackFromFinish) {
   relay.add(fails);
   relay.start_thread();
   for (std::uint64_t k = 0; k < 20000; ++k)
-    relay.issued(k, Task{}, RequestOutcome{});
+    relay.issued(k, Request{}, RequestOutcome{});
   EXPECT_THROW(relay.finish(), std::logic_error);
 }
 
@@ -92,7 +92,7 @@ TEST(ObserverRelay, ADroppedRelayStopsItsThread) {
     relay.add(ids);
     relay.start_thread();
     for (std::uint64_t k = 0; k < 3000; ++k)
-      relay.issued(k, Task{}, RequestOutcome{});
+      relay.issued(k, Request{}, RequestOutcome{});
   }  // no finish(): the destructor delivers what was put and joins
   EXPECT_EQ(ids.calls.size(), 3000u);
 }

@@ -18,8 +18,8 @@ namespace {
 
 // Tasks (arrival, execution time) as queue_case_tasks makes them: the service
 // time as the context size, one MI a token on a one-MIPS core.
-TaskList tasks_at(std::initializer_list<std::pair<double, double>> arrival_exec_s) {
-  TaskList tasks(queue_case_tasks({QueueCase::kMD1, 1, 0.5, 0, 1}).knobs());
+RequestList tasks_at(std::initializer_list<std::pair<double, double>> arrival_exec_s) {
+  RequestList tasks(queue_case_tasks({QueueCase::kMD1, 1, 0.5, 0, 1}).knobs());
   for (const auto& [arrival_s, exec_s] : arrival_exec_s)
     tasks.add(SimTime::from_seconds(arrival_s), exec_s, 0);
   return tasks;
@@ -81,19 +81,19 @@ TEST(Md1MeanWait, IsHalfTheMm1Wait) {
 
 TEST(QueueCaseTasks, ArrivalsAreExponentialGapsSummedInNanoseconds) {
   const QueueCase c{QueueCase::kMMc, 8, 0.5, 100, 7};
-  const TaskList tasks = queue_case_tasks(c);
+  const RequestList tasks = queue_case_tasks(c);
   ASSERT_EQ(tasks.size(), 100u);
   pcg32 rng(7);
   SimTime t;
-  for (const Task& task : tasks) {
+  for (const Request& task : tasks) {
     t = t + Duration::from_seconds(exponential(rng, 4.0));  // lambda = 0.5 * 8 * 1
     ASSERT_EQ(task.arrival, t);
   }
 }
 
 TEST(QueueCaseTasks, ServiceTimesComeFromTheirOwnStream) {
-  const TaskList mmc = queue_case_tasks({QueueCase::kMMc, 1, 0.5, 50, 7});
-  const TaskList md1 = queue_case_tasks({QueueCase::kMD1, 1, 0.5, 50, 7});
+  const RequestList mmc = queue_case_tasks({QueueCase::kMMc, 1, 0.5, 50, 7});
+  const RequestList md1 = queue_case_tasks({QueueCase::kMD1, 1, 0.5, 50, 7});
   pcg32 services(7, 1);
   for (std::size_t k = 0; k < mmc.size(); ++k) {
     EXPECT_EQ(mmc[k].exec, Duration::from_seconds(exponential(services, 1.0)));
@@ -123,7 +123,7 @@ TEST(SimulatedWaits, TwoCoresServeTwoAtOnce) {
 
 TEST(RunQueueCase, Md1WithGapsOverOneSecondNeverWaits) {
   const QueueCase c{QueueCase::kMD1, 1, 0.02, 10, 42};
-  const TaskList tasks = queue_case_tasks(c);
+  const RequestList tasks = queue_case_tasks(c);
   for (std::size_t k = 1; k < tasks.size(); ++k) {
     ASSERT_GT(tasks[k].arrival - tasks[k - 1].arrival, Duration::from_seconds(1))
         << "the case needs gaps over the 1 s service; pick another seed";
@@ -139,7 +139,7 @@ TEST(RunQueueCase, Md1FollowsLindleysRecursion) {
   // One core, service S: W(k+1) = max(0, W(k) + S - gap(k+1)), worked in
   // nanoseconds from the same draws, then averaged in the same order.
   const QueueCase c{QueueCase::kMD1, 1, 0.8, 2000, 3};
-  const TaskList tasks = queue_case_tasks(c);
+  const RequestList tasks = queue_case_tasks(c);
   const std::int64_t service_ns = 1'000'000'000;
   std::int64_t wait_ns = 0;
   double sum_s = 0;

@@ -17,7 +17,7 @@ using ::testing::Not;
 ModeResult small_run(const std::string& mode, double spacing_s) {
   Settings settings;
   settings.cores = 1;
-  TaskList tasks(settings.task_knobs());
+  RequestList tasks(settings.request_knobs());
   for (int i = 0; i < 40; ++i)
     tasks.add(SimTime::from_seconds(i * spacing_s), 500, 1 + i % 7);
   return simulate(settings, mode, std::move(tasks), SimTime::from_seconds(60), 0, false);

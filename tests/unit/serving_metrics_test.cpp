@@ -22,15 +22,15 @@ SimTime at(double s) {
 
 // A request issued at `arrival_s` whose first token reaches the device at
 // `first_token_s` and whose response at `response_s`.
-struct Request {
+struct Timing {
   double arrival_s, first_token_s, response_s, generated;
   double wait_s = 0;
 };
 
-void feed(ServingMetrics& metrics, const std::vector<Request>& requests) {
+void feed(ServingMetrics& metrics, const std::vector<Timing>& requests) {
   std::uint64_t id = 0;
-  for (const Request& r : requests) {
-    Task task = make_task(at(r.arrival_s), 100, r.generated, TaskKnobs{});
+  for (const Timing& r : requests) {
+    infersim::Request task = make_request(at(r.arrival_s), 100, r.generated, RequestKnobs{});
     RequestOutcome o;
     o.server_arrival = at(r.arrival_s);
     o.start = at(r.arrival_s + r.wait_s);
@@ -57,7 +57,7 @@ TEST(ServingMetrics, TpotLeavesOutRequestsOfOneToken) {
 
 TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
   // Mean sizes (real token counts) and whole ones, some of one token.
-  TaskList tasks;
+  RequestList tasks;
   std::vector<RequestOutcome> outcomes;
   for (int i = 0; i < 5000; ++i) {
     const double generated = i % 7 == 0 ? 1 : i % 2 == 0 ? 27.883 : 1 + i % 50;
@@ -88,7 +88,7 @@ TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
 }
 
 TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
-  TaskList tasks;
+  RequestList tasks;
   std::vector<RequestOutcome> outcomes;
   for (std::uint64_t i = 0; i < ServingMetrics::kPrepareOnTwoThreadsFrom + 7; ++i) {
     tasks.add(SimTime::ns(static_cast<std::int64_t>(i * 1000)), 100, 1 + i % 9);
@@ -186,7 +186,7 @@ TEST(ServingMetrics, MaxConcurrentRequestsAsTheyComeEqualsTheSweep) {
   };
   for (int round = 0; round < 50; ++round) {
     ServingMetrics metrics;
-    std::vector<Request> requests;
+    std::vector<Timing> requests;
     std::vector<std::pair<SimTime, SimTime>> intervals;
     int arrival = 0;
     for (int i = 0; i < 200; ++i) {
@@ -300,7 +300,7 @@ TEST(ServingMetrics, CdfHoldsEveryRequestWhenTheyAreFew) {
 
 TEST(ServingMetrics, CdfOfManyRequestsIsEvenlySpacedPercentiles) {
   ServingMetrics metrics;
-  std::vector<Request> many;
+  std::vector<Timing> many;
   for (int i = 0; i < 5000; ++i)
     many.push_back({0, 1 + i * 0.001, 10, 5});
   feed(metrics, many);

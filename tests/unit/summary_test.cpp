@@ -40,7 +40,7 @@ TEST(SummaryCollector, NoRequestsGiveNullAveragesNotNaN) {
 
 TEST(SummaryCollector, EndIsTheLaterOfTheRunAndTheLastResponse) {
   SummaryCollector collector;
-  const Task task = make_task(SimTime::zero(), 0, 0, TaskKnobs{});
+  const Request task = make_request(SimTime::zero(), 0, 0, RequestKnobs{});
   RequestOutcome o;
   o.response = SimTime::from_seconds(90);
   o.server_arrival = o.start = o.finish = o.first_token = SimTime::zero();

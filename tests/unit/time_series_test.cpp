@@ -25,11 +25,11 @@ struct Instants {
   double arrival, server_arrival, start, finish, response;
 };
 
-Task task_at(double arrival_s) {
-  TaskKnobs knobs;
+Request task_at(double arrival_s) {
+  RequestKnobs knobs;
   knobs.ttft_budget_s = 12;
   knobs.decode_budget_s = 0;
-  return make_task(at(arrival_s), 1000, 10, knobs);  // budget 12 s
+  return make_request(at(arrival_s), 1000, 10, knobs);  // budget 12 s
 }
 
 void feed(TimeSeriesCollector& c, const std::vector<Instants>& requests) {
@@ -182,15 +182,15 @@ TEST(TimeSeries, TooManySlicesAreRefused) {
 // instants: the reference the streaming collector must equal exactly.
 __extension__ typedef __int128 Int128;
 
-struct Request {
-  Task task;
+struct Served {
+  infersim::Request task;
   RequestOutcome o;
 };
 
-TimeSeries brute_force(const std::vector<Request>& requests, std::int64_t s, SimTime run_length,
+TimeSeries brute_force(const std::vector<Served>& requests, std::int64_t s, SimTime run_length,
                        unsigned cores, const EnergyModel& energy) {
   std::int64_t end = run_length.count_ns();
-  for (const Request& r : requests)
+  for (const Served& r : requests)
     end = std::max(end, r.o.response.count_ns());
   const std::size_t count = std::max<std::size_t>(1, static_cast<std::size_t>((end + s - 1) / s));
   auto slice_of = [&](SimTime t) {
@@ -199,7 +199,7 @@ TimeSeries brute_force(const std::vector<Request>& requests, std::int64_t s, Sim
   // Intervals [from, to) in the queue.
   auto queued_at = [&](std::int64_t t) {
     std::uint64_t n = 0;
-    for (const Request& r : requests)
+    for (const Served& r : requests)
       n += r.o.server_arrival.count_ns() <= t && t < r.o.start.count_ns();
     return n;
   };
@@ -216,7 +216,7 @@ TimeSeries brute_force(const std::vector<Request>& requests, std::int64_t s, Sim
     std::vector<double> waits;
     // The queue's largest length: at the slice's start or where one joins it.
     slice.queue_len_max = queued_at(from);
-    for (const Request& r : requests) {
+    for (const Served& r : requests) {
       const std::int64_t a = r.o.server_arrival.count_ns(), b = r.o.start.count_ns();
       const std::int64_t c = r.o.finish.count_ns();
       auto overlap = [&](std::int64_t x, std::int64_t y) {
@@ -263,12 +263,12 @@ TEST(TimeSeries, StreamedSlicesEqualTheBruteForceOnes) {
     const unsigned cores = 1 + static_cast<unsigned>(bits() % 3);
     const int n = static_cast<int>(bits() % 120);
     std::vector<std::int64_t> free_at(cores, 0);
-    std::vector<Request> requests;
+    std::vector<Served> requests;
     std::int64_t arrival = 0;
     for (int i = 0; i < n; ++i) {
       arrival += unit * static_cast<std::int64_t>(bits() % 3);
-      Request r;
-      r.task = make_task(SimTime::ns(arrival), 100 + bits() % 900, bits() % 4, TaskKnobs{});
+      Served r;
+      r.task = make_request(SimTime::ns(arrival), 100 + bits() % 900, bits() % 4, RequestKnobs{});
       r.task.budget = Duration::ns(unit * static_cast<std::int64_t>(bits() % 12));
       const auto core = static_cast<std::size_t>(std::min_element(free_at.begin(), free_at.end()) -
                                                  free_at.begin());
@@ -280,7 +280,7 @@ TEST(TimeSeries, StreamedSlicesEqualTheBruteForceOnes) {
       requests.push_back(r);
     }
     std::int64_t last = 0;
-    for (const Request& r : requests)
+    for (const Served& r : requests)
       last = std::max(last, r.o.response.count_ns());
     // Half the runs end at the last response, rounded down to a slice bound.
     const SimTime run_length = SimTime::ns(
@@ -334,7 +334,7 @@ ModeResult bursty_run(double slice_s) {
   Settings settings;
   settings.cores = 2;
   settings.slice_duration_s = slice_s;
-  TaskList tasks(settings.task_knobs());
+  RequestList tasks(settings.request_knobs());
   std::uint64_t state = 12345;
   double t = 0;
   for (int i = 0; i < 600; ++i) {

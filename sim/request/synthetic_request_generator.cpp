@@ -1,4 +1,4 @@
-#include "task/synthetic_task_generator.hpp"
+#include "request/synthetic_request_generator.hpp"
 
 #include <pcg_random.hpp>
 
@@ -34,15 +34,16 @@ TraceRates trace_rates(const Trace& trace, const ArrivalKnobs& arrival) {
   return rates;
 }
 
-GeneratedTasks SyntheticTaskGenerator::generate(const Trace& trace, SimTime run_length) const {
+GeneratedRequests SyntheticRequestGenerator::generate(const Trace& trace,
+                                                      SimTime run_length) const {
   const TraceRates rates = trace_rates(trace, arrival_);
   const std::size_t n_trace = rates.replayed.size();
   const bool gamma = synthetic_.arrivals == ArrivalProcess::kGamma && synthetic_.burstiness != 1;
   const double gamma_scale_s = 1 / (rates.rate_per_s * synthetic_.burstiness);
 
-  GeneratedTasks out;
+  GeneratedRequests out;
   out.run_length = run_length;
-  out.tasks = TaskList(task_);
+  out.tasks = RequestList(task_);
   out.tasks.reserve(static_cast<std::size_t>(rates.rate_per_s * run_length.seconds() * 1.05) + 16);
   pcg32 rng(synthetic_.seed);
   SimTime sum = SimTime::zero();  // the running sum, never rounded to the clock

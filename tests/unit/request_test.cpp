@@ -1,5 +1,5 @@
-#include "task/task.hpp"
-#include "task/task_list.hpp"
+#include "request/request.hpp"
+#include "request/request_list.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 namespace infersim {
 namespace {
 
-TEST(Task, DerivesLengthTimesSizesAndBudgetFromTokens) {
-  const Task task = make_task(SimTime::ns(7), 1000, 10, TaskKnobs{});
+TEST(Request, DerivesLengthTimesSizesAndBudgetFromTokens) {
+  const Request task = make_request(SimTime::ns(7), 1000, 10, RequestKnobs{});
   EXPECT_EQ(task.arrival, SimTime::ns(7));
   EXPECT_DOUBLE_EQ(task.length_mi, 1000 * 12 + 10 * 2000);
   EXPECT_EQ(task.exec.count_ns(), 533'333'333);         // 32000 / 60000 s
@@ -20,27 +20,27 @@ TEST(Task, DerivesLengthTimesSizesAndBudgetFromTokens) {
   EXPECT_EQ(task.budget.count_ns(), 3'000'000'000);  // 2 s + 10 * 0.1 s
 }
 
-TEST(Task, WithoutGeneratedTokensTheFirstTokenIsTheWholeExecution) {
-  const Task task = make_task(SimTime::zero(), 500, 0, TaskKnobs{});
+TEST(Request, WithoutGeneratedTokensTheFirstTokenIsTheWholeExecution) {
+  const Request task = make_request(SimTime::zero(), 500, 0, RequestKnobs{});
   EXPECT_EQ(task.exec.count_ns(), 100'000'000);
   EXPECT_EQ(task.first_token, task.exec);
   EXPECT_EQ(task.budget.count_ns(), 2'000'000'000);
 }
 
-TEST(Task, KnobsChangeTheCosts) {
-  TaskKnobs knobs;
+TEST(Request, KnobsChangeTheCosts) {
+  RequestKnobs knobs;
   knobs.mi_per_generated_token = 1000;
   knobs.mips_per_core = 30000;
   knobs.bytes_per_token = 2;
   knobs.decode_budget_s = 0.5;
-  const Task task = make_task(SimTime::zero(), 100, 3, knobs);
+  const Request task = make_request(SimTime::zero(), 100, 3, knobs);
   EXPECT_EQ(task.exec.count_ns(), 140'000'000);  // (1200 + 3000) / 30000 s
   EXPECT_DOUBLE_EQ(task.request_bits, 1600);
   EXPECT_EQ(task.budget.count_ns(), 3'500'000'000);
 }
 
-TEST(Task, MeanSizesMayBeReal) {
-  const Task task = make_task(SimTime::zero(), 2.5, 0.5, TaskKnobs{});
+TEST(Request, MeanSizesMayBeReal) {
+  const Request task = make_request(SimTime::zero(), 2.5, 0.5, RequestKnobs{});
   EXPECT_DOUBLE_EQ(task.length_mi, 2.5 * 12 + 0.5 * 2000);
   EXPECT_EQ(task.first_token, task.exec);  // fewer than one generated token
 }
@@ -53,13 +53,13 @@ namespace {
 
 // What a list gives back is what it was given, whichever way it keeps the
 // sizes: the same for all, whole counts, or reals after whole ones.
-TEST(TaskList, GivesBackTheSizesItWasGivenHoweverItKeepsThem) {
+TEST(RequestList, GivesBackTheSizesItWasGivenHoweverItKeepsThem) {
   const std::vector<std::pair<double, double>> same = {{2047.848, 27.883}, {2047.848, 27.883}};
   const std::vector<std::pair<double, double>> whole = {{5, 5}, {5, 5}, {7, 0}, {4294967295.0, 1}};
   const std::vector<std::pair<double, double>> mixed = {
       {5, 5}, {5, 5}, {6, 1}, {0.5, 2}, {4294967296.0, 3}, {1, 1}};
   for (const auto* sizes : {&same, &whole, &mixed}) {
-    TaskList tasks;
+    RequestList tasks;
     tasks.reserve(3);
     for (std::size_t k = 0; k < sizes->size(); ++k)
       tasks.add(SimTime::ns(static_cast<std::int64_t>(10 * k)), (*sizes)[k].first,
@@ -69,8 +69,9 @@ TEST(TaskList, GivesBackTheSizesItWasGivenHoweverItKeepsThem) {
       EXPECT_EQ(tasks.arrival(k), SimTime::ns(static_cast<std::int64_t>(10 * k)));
       EXPECT_EQ(tasks.context_tokens(k), (*sizes)[k].first) << k;
       EXPECT_EQ(tasks.generated_tokens(k), (*sizes)[k].second) << k;
-      EXPECT_EQ(tasks[k].length_mi,
-                make_task(tasks.arrival(k), (*sizes)[k].first, (*sizes)[k].second, {}).length_mi);
+      EXPECT_EQ(
+          tasks[k].length_mi,
+          make_request(tasks.arrival(k), (*sizes)[k].first, (*sizes)[k].second, {}).length_mi);
     }
     tasks.pop_back();
     EXPECT_EQ(tasks.size(), sizes->size() - 1);

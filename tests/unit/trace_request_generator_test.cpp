@@ -1,4 +1,4 @@
-#include "task/trace_task_generator.hpp"
+#include "request/trace_request_generator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@ Trace trace_of(std::vector<std::int64_t> offsets_ns) {
   return trace;
 }
 
-TEST(TraceTaskGenerator, ResolutionRoundsHalfUpInIntegers) {
+TEST(TraceRequestGenerator, ResolutionRoundsHalfUpInIntegers) {
   const Duration second = Duration::from_seconds(1);
   EXPECT_EQ(apply_resolution(SimTime::ns(499'999'999), second), SimTime::ns(0));
   EXPECT_EQ(apply_resolution(SimTime::ns(500'000'000), second), SimTime::ns(1'000'000'000));
@@ -24,7 +24,7 @@ TEST(TraceTaskGenerator, ResolutionRoundsHalfUpInIntegers) {
   EXPECT_EQ(apply_resolution(SimTime::ns(4), Duration::ns(3)), SimTime::ns(3));
 }
 
-TEST(TraceTaskGenerator, TimeScaleComesBeforeResolution) {
+TEST(TraceRequestGenerator, TimeScaleComesBeforeResolution) {
   ArrivalKnobs knobs;
   knobs.time_scale = 0.5;
   knobs.resolution = Duration::from_seconds(1);
@@ -32,16 +32,16 @@ TEST(TraceTaskGenerator, TimeScaleComesBeforeResolution) {
   EXPECT_EQ(arrival_for_offset(2'600'000'000, knobs), SimTime::ns(1'000'000'000));
 }
 
-TEST(TraceTaskGenerator, RunLengthIsTheLastArrivalRoundedUpToAMinute) {
+TEST(TraceRequestGenerator, RunLengthIsTheLastArrivalRoundedUpToAMinute) {
   EXPECT_EQ(run_length_for(SimTime::from_seconds(3435.95)), SimTime::from_seconds(3480));
   EXPECT_EQ(run_length_for(SimTime::from_seconds(60)), SimTime::from_seconds(60));
   EXPECT_EQ(run_length_for(SimTime::ns(60'000'000'001)), SimTime::from_seconds(120));
   EXPECT_EQ(run_length_for(SimTime::zero()), SimTime::zero());
 }
 
-TEST(TraceTaskGenerator, OneTaskPerRecordInOrder) {
-  const TraceTaskGenerator generator(ArrivalKnobs{}, TaskKnobs{});
-  const GeneratedTasks out = generator.generate(trace_of({0, 5, 5, 90'000'000'000}));
+TEST(TraceRequestGenerator, OneTaskPerRecordInOrder) {
+  const TraceRequestGenerator generator(ArrivalKnobs{}, RequestKnobs{});
+  const GeneratedRequests out = generator.generate(trace_of({0, 5, 5, 90'000'000'000}));
   ASSERT_EQ(out.tasks.size(), 4u);
   EXPECT_EQ(out.tasks[1].arrival, SimTime::ns(5));
   EXPECT_EQ(out.tasks[3].arrival, SimTime::from_seconds(90));
@@ -49,21 +49,22 @@ TEST(TraceTaskGenerator, OneTaskPerRecordInOrder) {
   EXPECT_EQ(out.dropped, 0u);
 }
 
-TEST(TraceTaskGenerator, DropsAndCountsWhatArrivesAfterTheRun) {
+TEST(TraceRequestGenerator, DropsAndCountsWhatArrivesAfterTheRun) {
   ArrivalKnobs knobs;
   knobs.duration = Duration::from_seconds(10);
-  const TraceTaskGenerator generator(knobs, TaskKnobs{});
-  const GeneratedTasks out =
+  const TraceRequestGenerator generator(knobs, RequestKnobs{});
+  const GeneratedRequests out =
       generator.generate(trace_of({0, 10'000'000'000, 10'000'000'001, 20'000'000'000}));
   EXPECT_EQ(out.tasks.size(), 2u);  // t == T is kept
   EXPECT_EQ(out.dropped, 2u);
   EXPECT_EQ(out.run_length, SimTime::from_seconds(10));
 }
 
-TEST(TraceTaskGenerator, ZeroDurationKeepsOnlyRequestsAtTimeZero) {
+TEST(TraceRequestGenerator, ZeroDurationKeepsOnlyRequestsAtTimeZero) {
   ArrivalKnobs knobs;
   knobs.duration = Duration::zero();
-  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(trace_of({0, 0, 1}));
+  const GeneratedRequests out =
+      TraceRequestGenerator(knobs, RequestKnobs{}).generate(trace_of({0, 0, 1}));
   EXPECT_EQ(out.tasks.size(), 2u);
   EXPECT_EQ(out.dropped, 1u);
 }
@@ -83,9 +84,9 @@ Trace window_trace() {
   return trace;
 }
 
-std::vector<std::int64_t> arrivals_s(const GeneratedTasks& out) {
+std::vector<std::int64_t> arrivals_s(const GeneratedRequests& out) {
   std::vector<std::int64_t> s;
-  for (const Task& t : out.tasks)
+  for (const Request& t : out.tasks)
     s.push_back(t.arrival.count_ns() / 1'000'000);  // in ms
   return s;
 }
@@ -94,7 +95,8 @@ TEST(ReplayWindow, KeepsTheInclusiveWindowAndCountsFromItsStart) {
   ArrivalKnobs knobs;
   knobs.start_offset = Duration::from_seconds(10);
   knobs.end_offset = Duration::from_seconds(50);
-  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  const GeneratedRequests out =
+      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
   EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 10'000, 11'000, 40'000}));
   EXPECT_EQ(out.outside_window, 2u);
   EXPECT_EQ(out.dropped, 0u);
@@ -103,7 +105,8 @@ TEST(ReplayWindow, KeepsTheInclusiveWindowAndCountsFromItsStart) {
 TEST(ReplayWindow, IdleGapCapShiftsEveryLaterRequest) {
   ArrivalKnobs knobs;
   knobs.max_idle_gap = Duration::from_seconds(5);
-  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  const GeneratedRequests out =
+      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
   // gaps 10, 10, 1, 29, 1 become 5, 5, 1, 5, 1
   EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 5'000, 10'000, 11'000, 16'000, 17'000}));
 }
@@ -114,7 +117,8 @@ TEST(ReplayWindow, WindowAndGapComeBeforeScaleAndResolution) {
   knobs.max_idle_gap = Duration::from_seconds(4);
   knobs.time_scale = 0.25;  // --speedup 4
   knobs.resolution = Duration::from_seconds(1);
-  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  const GeneratedRequests out =
+      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
   // window: 0, 10, 11, 40, 41; gap cap 4: 0, 4, 5, 9, 10; scaled: 0, 1, 1.25, 2.25, 2.5;
   // rounded to the second: 0, 1, 1, 2, 3
   EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 1'000, 1'000, 2'000, 3'000}));
@@ -125,7 +129,8 @@ TEST(ReplayWindow, AnEmptyWindowReplaysNothing) {
   ArrivalKnobs knobs;
   knobs.start_offset = Duration::from_seconds(30);
   knobs.end_offset = Duration::from_seconds(40);
-  const GeneratedTasks out = TraceTaskGenerator(knobs, TaskKnobs{}).generate(window_trace());
+  const GeneratedRequests out =
+      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
   EXPECT_TRUE(out.tasks.empty());
   EXPECT_EQ(out.outside_window, 6u);
 }
@@ -138,7 +143,7 @@ namespace {
 
 // Built in the records' memory or apart, the tasks are the same, whatever the
 // window, gap cap, scale, clock and run length leave of them.
-TEST(TraceTaskGenerator, TakingTheRecordsGivesTheSameTasks) {
+TEST(TraceRequestGenerator, TakingTheRecordsGivesTheSameTasks) {
   std::vector<ArrivalKnobs> cases(6);
   cases[1].time_scale = 0.37;
   cases[2].resolution = Duration::from_seconds(1);
@@ -151,9 +156,9 @@ TEST(TraceTaskGenerator, TakingTheRecordsGivesTheSameTasks) {
     for (std::int64_t i = 0; i < 500; ++i)
       trace.records.push_back(TraceRecord{i * i * 250'000, static_cast<std::uint32_t>(7 * i % 300),
                                           static_cast<std::uint32_t>(i % 11)});
-    const TraceTaskGenerator generator(cases[c], TaskKnobs{});
-    const GeneratedTasks apart = generator.generate(trace);
-    const GeneratedTasks taken = generator.generate_taking_records(trace);
+    const TraceRequestGenerator generator(cases[c], RequestKnobs{});
+    const GeneratedRequests apart = generator.generate(trace);
+    const GeneratedRequests taken = generator.generate_taking_records(trace);
     EXPECT_TRUE(trace.records.empty()) << c;
     EXPECT_EQ(taken.run_length, apart.run_length) << c;
     EXPECT_EQ(taken.dropped, apart.dropped) << c;

@@ -1,6 +1,6 @@
 // The synthetic mode of MODEL.md section 9: the first arrivals for seed 42 are
 // worked out from pcg32's raw outputs and the written-out formulas.
-#include "task/synthetic_task_generator.hpp"
+#include "request/synthetic_request_generator.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,11 +32,11 @@ TEST(Random, UniformTakesTheFirstOutputAsTheHighBits) {
   EXPECT_EQ(uniform01(rng), (102214622.0 * 67108864.0 + 28057362.0) / 9007199254740992.0);
 }
 
-TEST(SyntheticTaskGenerator, FirstArrivalsForSeed42FollowTheFormulas) {
+TEST(SyntheticRequestGenerator, FirstArrivalsForSeed42FollowTheFormulas) {
   SyntheticKnobs knobs;
   knobs.seed = 42;
-  const SyntheticTaskGenerator generator(ArrivalKnobs{}, TaskKnobs{}, knobs);
-  const GeneratedTasks out = generator.generate(two_records(), SimTime::from_seconds(30));
+  const SyntheticRequestGenerator generator(ArrivalKnobs{}, RequestKnobs{}, knobs);
+  const GeneratedRequests out = generator.generate(two_records(), SimTime::from_seconds(30));
   // u1 = 0.76155828251009638: -log1p(-u1) / 0.2 = 7.168151848 s
   // u2 = 0.44811549981037913: + 2.972082467 s
   // u3 = 0.95970718122392906: + 16.0579101 s
@@ -50,7 +50,7 @@ TEST(SyntheticTaskGenerator, FirstArrivalsForSeed42FollowTheFormulas) {
   // and the same by recomputing the formulas here
   pcg32 rng(42);
   std::int64_t t = 0;
-  for (const Task& task : out.tasks) {
+  for (const Request& task : out.tasks) {
     const std::uint32_t high = rng() >> 5;
     const std::uint32_t low = rng() >> 6;
     const double u = (high * 67108864.0 + low) / 9007199254740992.0;
@@ -59,12 +59,12 @@ TEST(SyntheticTaskGenerator, FirstArrivalsForSeed42FollowTheFormulas) {
   }
 }
 
-TEST(SyntheticTaskGenerator, ResolutionRoundsEachArrivalNotTheRunningSum) {
+TEST(SyntheticRequestGenerator, ResolutionRoundsEachArrivalNotTheRunningSum) {
   SyntheticKnobs knobs;
   ArrivalKnobs arrival;
   arrival.resolution = Duration::from_seconds(1);
-  const GeneratedTasks out = SyntheticTaskGenerator(arrival, TaskKnobs{}, knobs)
-                                 .generate(two_records(), SimTime::from_seconds(30));
+  const GeneratedRequests out = SyntheticRequestGenerator(arrival, RequestKnobs{}, knobs)
+                                    .generate(two_records(), SimTime::from_seconds(30));
   // 7.168 -> 7 s, 10.140 -> 10 s, 26.198 -> 26 s: had the sum been rounded, the
   // second gap (2.97 s) would have been added to 7 s and given 10 s, the third 26 s
   // too, so check the rounding of the sums themselves.
@@ -74,21 +74,21 @@ TEST(SyntheticTaskGenerator, ResolutionRoundsEachArrivalNotTheRunningSum) {
   EXPECT_EQ(out.tasks[2].arrival, SimTime::from_seconds(26));
 }
 
-TEST(SyntheticTaskGenerator, StopsAtTheFirstArrivalAfterTheRun) {
-  const SyntheticTaskGenerator generator(ArrivalKnobs{}, TaskKnobs{}, SyntheticKnobs{});
+TEST(SyntheticRequestGenerator, StopsAtTheFirstArrivalAfterTheRun) {
+  const SyntheticRequestGenerator generator(ArrivalKnobs{}, RequestKnobs{}, SyntheticKnobs{});
   EXPECT_EQ(generator.generate(two_records(), SimTime::ns(10'140'234'315)).tasks.size(), 2u);
   EXPECT_EQ(generator.generate(two_records(), SimTime::ns(10'140'234'314)).tasks.size(), 1u);
   EXPECT_EQ(generator.generate(two_records(), SimTime::zero()).tasks.size(), 0u);
 }
 
-TEST(SyntheticTaskGenerator, EmpiricalSizesPickARecordedPairWithTheNextUniform) {
+TEST(SyntheticRequestGenerator, EmpiricalSizesPickARecordedPairWithTheNextUniform) {
   SyntheticKnobs knobs;
   knobs.sizes = SyntheticSizes::kEmpirical;
-  const GeneratedTasks out = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, knobs)
-                                 .generate(two_records(), SimTime::from_seconds(60));
+  const GeneratedRequests out = SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, knobs)
+                                    .generate(two_records(), SimTime::from_seconds(60));
   pcg32 rng(42);
   const Trace trace = two_records();
-  for (const Task& task : out.tasks) {
+  for (const Request& task : out.tasks) {
     uniform01(rng);  // the gap
     const auto index = static_cast<std::size_t>(uniform01(rng) * 2);
     EXPECT_DOUBLE_EQ(task.context_tokens, trace.records[index].context_tokens);
@@ -97,7 +97,7 @@ TEST(SyntheticTaskGenerator, EmpiricalSizesPickARecordedPairWithTheNextUniform) 
   ASSERT_GE(out.tasks.size(), 3u);
 }
 
-TEST(SyntheticTaskGenerator, RateComesFromEveryRecordAfterScaling) {
+TEST(SyntheticRequestGenerator, RateComesFromEveryRecordAfterScaling) {
   ArrivalKnobs arrival;
   arrival.time_scale = 0.5;
   const TraceRates rates = trace_rates(two_records(), arrival);
@@ -106,28 +106,29 @@ TEST(SyntheticTaskGenerator, RateComesFromEveryRecordAfterScaling) {
   EXPECT_DOUBLE_EQ(rates.mean_context_tokens, 200);
 }
 
-TEST(SyntheticTaskGenerator, ATraceAtOneInstantHasNoRate) {
+TEST(SyntheticRequestGenerator, ATraceAtOneInstantHasNoRate) {
   Trace trace;
   trace.records = {{0, 1, 1}, {0, 2, 2}};
   EXPECT_THROW(trace_rates(trace, ArrivalKnobs{}), InputError);
 }
 
-TEST(SyntheticTaskGenerator, PoissonCountMatchesTheRate) {
+TEST(SyntheticRequestGenerator, PoissonCountMatchesTheRate) {
   // 0.2/s over 100000 s: 20000 expected, standard deviation 141.
-  const GeneratedTasks out = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, SyntheticKnobs{})
-                                 .generate(two_records(), SimTime::from_seconds(100000));
+  const GeneratedRequests out =
+      SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, SyntheticKnobs{})
+          .generate(two_records(), SimTime::from_seconds(100000));
   EXPECT_NEAR(static_cast<double>(out.tasks.size()), 20000, 4 * 141);
 }
 
-TEST(SyntheticTaskGenerator, GammaArrivalsKeepTheRateAndSetTheVariation) {
+TEST(SyntheticRequestGenerator, GammaArrivalsKeepTheRateAndSetTheVariation) {
   SyntheticKnobs knobs;
   knobs.arrivals = ArrivalProcess::kGamma;
   knobs.burstiness = 0.25;  // CV = 1 / sqrt(0.25) = 2
-  const GeneratedTasks out = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, knobs)
-                                 .generate(two_records(), SimTime::from_seconds(500000));
+  const GeneratedRequests out = SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, knobs)
+                                    .generate(two_records(), SimTime::from_seconds(500000));
   std::vector<double> gaps;
   SimTime last = SimTime::zero();
-  for (const Task& t : out.tasks) {
+  for (const Request& t : out.tasks) {
     gaps.push_back((t.arrival - last).seconds());
     last = t.arrival;
   }
@@ -142,13 +143,13 @@ TEST(SyntheticTaskGenerator, GammaArrivalsKeepTheRateAndSetTheVariation) {
   EXPECT_NEAR(cv, 2, 2 * 0.05);
 }
 
-TEST(SyntheticTaskGenerator, GammaWithShapeOneIsThePoissonStream) {
+TEST(SyntheticRequestGenerator, GammaWithShapeOneIsThePoissonStream) {
   SyntheticKnobs gamma;
   gamma.arrivals = ArrivalProcess::kGamma;
   gamma.burstiness = 1;
-  const auto a = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, gamma)
+  const auto a = SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, gamma)
                      .generate(two_records(), SimTime::from_seconds(600));
-  const auto b = SyntheticTaskGenerator(ArrivalKnobs{}, TaskKnobs{}, SyntheticKnobs{})
+  const auto b = SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, SyntheticKnobs{})
                      .generate(two_records(), SimTime::from_seconds(600));
   ASSERT_EQ(a.tasks.size(), b.tasks.size());
   for (std::size_t i = 0; i < a.tasks.size(); ++i)

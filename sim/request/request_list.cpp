@@ -1,4 +1,4 @@
-#include "task/task_list.hpp"
+#include "request/request_list.hpp"
 
 #include "core/large_array.hpp"
 
@@ -14,19 +14,19 @@ bool whole_32(double v) {
 
 }  // namespace
 
-TaskList TaskList::from_records(TaskKnobs knobs, LargeVector<TraceRecord> records) {
-  TaskList list(knobs);
+RequestList RequestList::from_records(RequestKnobs knobs, LargeVector<TraceRecord> records) {
+  RequestList list(knobs);
   list.sizes_ = kWhole;
   list.whole_ = std::move(records);
   return list;
 }
 
-void TaskList::reserve(std::size_t n) {
+void RequestList::reserve(std::size_t n) {
   reserve_large(arrival_ns_, n);
   reserved_ = n;
 }
 
-void TaskList::add_sizes(SimTime arrival, double context_tokens, double generated_tokens) {
+void RequestList::add_sizes(SimTime arrival, double context_tokens, double generated_tokens) {
   if (sizes_ == kSame) {
     // The tasks so far all had the same sizes.
     if (whole_32(same_context_) && whole_32(same_generated_)) {
@@ -62,7 +62,7 @@ void TaskList::add_sizes(SimTime arrival, double context_tokens, double generate
   real_.push_back({context_tokens, generated_tokens});
 }
 
-void TaskList::pop_back() {
+void RequestList::pop_back() {
   if (sizes_ == kWhole) {
     whole_.pop_back();
     return;
@@ -71,7 +71,7 @@ void TaskList::pop_back() {
   if (sizes_ == kReal) real_.pop_back();
 }
 
-void TaskList::clear() {
+void RequestList::clear() {
   arrival_ns_ = {};
   whole_ = {};
   real_ = {};

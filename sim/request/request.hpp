@@ -6,7 +6,7 @@
 
 namespace infersim {
 
-struct TaskKnobs {
+struct RequestKnobs {
   double bytes_per_token = 4;
   double mi_per_context_token = 12;
   double mi_per_generated_token = 2000;
@@ -15,7 +15,7 @@ struct TaskKnobs {
   double mips_per_core = 60000;
 };
 
-struct Task {
+struct Request {
   SimTime arrival;
   double context_tokens = 0;  // whole numbers for recorded requests, reals for mean sizes
   double generated_tokens = 0;
@@ -28,9 +28,9 @@ struct Task {
 };
 
 // MODEL.md section 5, written out term by term in the order the spec gives.
-inline Task make_task(SimTime arrival, double context_tokens, double generated_tokens,
-                      const TaskKnobs& k) {
-  Task task;
+inline Request make_request(SimTime arrival, double context_tokens, double generated_tokens,
+                            const RequestKnobs& k) {
+  Request task;
   task.arrival = arrival;
   task.context_tokens = context_tokens;
   task.generated_tokens = generated_tokens;

@@ -1,5 +1,5 @@
 // The tasks of a run in issue order, kept compact: an arrival a task and its
-// two token counts, the costs and the deadline derived by make_task with the
+// two token counts, the costs and the deadline derived by make_request with the
 // list's knobs whenever a task is read. A week of traffic is millions of
 // tasks, and each byte a task is a page to fill: the counts are kept once for
 // a list where every task has the same (the synthetic mean sizes), with the
@@ -14,19 +14,19 @@
 #include <vector>
 
 #include "core/large_array.hpp"
-#include "task/task.hpp"
+#include "request/request.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
 
-class TaskList {
+class RequestList {
  public:
-  TaskList() = default;
-  explicit TaskList(TaskKnobs knobs) : knobs_(knobs) {}
+  RequestList() = default;
+  explicit RequestList(RequestKnobs knobs) : knobs_(knobs) {}
 
   // The tasks of `records` in their order, each record's offset_ns taken as
   // its task's arrival (in issue order): their memory becomes the list's.
-  static TaskList from_records(TaskKnobs knobs, LargeVector<TraceRecord> records);
+  static RequestList from_records(RequestKnobs knobs, LargeVector<TraceRecord> records);
 
   // Reserves room for n tasks, on huge pages when the system gives them.
   void reserve(std::size_t n);
@@ -70,24 +70,24 @@ class TaskList {
     }
     return real_[k].generated;
   }
-  // Task k, derived (MODEL.md section 5).
-  Task operator[](std::size_t k) const {
-    return make_task(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
+  // Request k, derived (MODEL.md section 5).
+  Request operator[](std::size_t k) const {
+    return make_request(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
   }
-  Task front() const { return (*this)[0]; }
-  Task back() const { return (*this)[size() - 1]; }
-  const TaskKnobs& knobs() const { return knobs_; }
+  Request front() const { return (*this)[0]; }
+  Request back() const { return (*this)[size() - 1]; }
+  const RequestKnobs& knobs() const { return knobs_; }
 
   // Reads the tasks in order, each derived as it is reached.
   class const_iterator {
    public:
     using iterator_category = std::input_iterator_tag;
-    using value_type = Task;
+    using value_type = Request;
     using difference_type = std::ptrdiff_t;
     using pointer = void;
-    using reference = Task;
-    const_iterator(const TaskList* list, std::size_t k) : list_(list), k_(k) {}
-    Task operator*() const { return (*list_)[k_]; }
+    using reference = Request;
+    const_iterator(const RequestList* list, std::size_t k) : list_(list), k_(k) {}
+    Request operator*() const { return (*list_)[k_]; }
     const_iterator& operator++() {
       ++k_;
       return *this;
@@ -102,7 +102,7 @@ class TaskList {
     }
 
    private:
-    const TaskList* list_;
+    const RequestList* list_;
     std::size_t k_;
   };
   const_iterator begin() const { return {this, 0}; }
@@ -118,7 +118,7 @@ class TaskList {
   };
   enum Sizes { kSame, kWhole, kReal };
 
-  TaskKnobs knobs_;
+  RequestKnobs knobs_;
   Sizes sizes_ = kSame;
   std::vector<std::int64_t> arrival_ns_;  // kSame, kReal
   double same_context_ = 0;               // every task's, while kSame

@@ -1,4 +1,4 @@
-// TraceTaskGenerator: one task per trace record, nothing drawn. Turns each
+// TraceRequestGenerator: one task per trace record, nothing drawn. Turns each
 // record's offset into an arrival (time scale, then time resolution, MODEL.md
 // section 3), fixes the run length and drops what arrives after it.
 #pragma once
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/sim_time.hpp"
-#include "task/task.hpp"
-#include "task/task_list.hpp"
+#include "request/request.hpp"
+#include "request/request_list.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
@@ -59,27 +59,27 @@ SimTime apply_resolution(SimTime t, Duration resolution);
 // Section 3 step 3 when no duration is given: ceil(t_last / 60 s) * 60 s.
 SimTime run_length_for(SimTime last_arrival);
 
-struct GeneratedTasks {
-  TaskList tasks;                    // in issue order: arrival, then trace position
+struct GeneratedRequests {
+  RequestList tasks;                 // in issue order: arrival, then trace position
   SimTime run_length;                // T
   std::uint64_t dropped = 0;         // records arriving after T
   std::uint64_t outside_window = 0;  // records outside the replay window
 };
 
-class TraceTaskGenerator {
+class TraceRequestGenerator {
  public:
-  TraceTaskGenerator(ArrivalKnobs arrival, TaskKnobs task) : arrival_(arrival), task_(task) {}
-  GeneratedTasks generate(const Trace& trace) const;
+  TraceRequestGenerator(ArrivalKnobs arrival, RequestKnobs task) : arrival_(arrival), task_(task) {}
+  GeneratedRequests generate(const Trace& trace) const;
   // The same tasks, built in the memory of the trace's records, which it
   // takes (the trace is left without records; its other fields stay).
-  GeneratedTasks generate_taking_records(Trace& trace) const;
+  GeneratedRequests generate_taking_records(Trace& trace) const;
 
  private:
   // Both: the tasks built in `records`' memory.
-  GeneratedTasks generate_from(LargeVector<TraceRecord> records) const;
+  GeneratedRequests generate_from(LargeVector<TraceRecord> records) const;
 
   ArrivalKnobs arrival_;
-  TaskKnobs task_;
+  RequestKnobs task_;
 };
 
 }  // namespace infersim

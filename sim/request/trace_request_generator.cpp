@@ -1,4 +1,4 @@
-#include "task/trace_task_generator.hpp"
+#include "request/trace_request_generator.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -65,18 +65,18 @@ ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) 
   return out;
 }
 
-GeneratedTasks TraceTaskGenerator::generate(const Trace& trace) const {
+GeneratedRequests TraceRequestGenerator::generate(const Trace& trace) const {
   return generate_from(LargeVector<TraceRecord>(trace.records.begin(), trace.records.end()));
 }
 
-GeneratedTasks TraceTaskGenerator::generate_taking_records(Trace& trace) const {
+GeneratedRequests TraceRequestGenerator::generate_taking_records(Trace& trace) const {
   LargeVector<TraceRecord> records = std::move(trace.records);
   trace.records = {};
   return generate_from(std::move(records));
 }
 
-GeneratedTasks TraceTaskGenerator::generate_from(LargeVector<TraceRecord> records) const {
-  GeneratedTasks out;
+GeneratedRequests TraceRequestGenerator::generate_from(LargeVector<TraceRecord> records) const {
+  GeneratedRequests out;
   // Each replayed record, its offset turned into its arrival, moved down over
   // those the window left out.
   OffsetReplay replay(arrival_);
@@ -100,7 +100,7 @@ GeneratedTasks TraceTaskGenerator::generate_from(LargeVector<TraceRecord> record
     records.pop_back();
     ++out.dropped;
   }
-  out.tasks = TaskList::from_records(task_, std::move(records));
+  out.tasks = RequestList::from_records(task_, std::move(records));
   return out;
 }
 

@@ -1,4 +1,4 @@
-// SyntheticTaskGenerator: the comparison workload of MODEL.md section 9. The
+// SyntheticRequestGenerator: the comparison workload of MODEL.md section 9. The
 // same run length, fleet, server and knobs as the recorded replay, with the
 // requests drawn instead: arrivals at the trace's mean rate, sizes the trace's
 // means (or a recorded request's pair drawn uniformly).
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "task/trace_task_generator.hpp"
+#include "request/trace_request_generator.hpp"
 
 namespace infersim {
 
@@ -38,17 +38,17 @@ struct TraceRates {
 // Throws InputError when the span is zero (every request at the same instant).
 TraceRates trace_rates(const Trace& trace, const ArrivalKnobs& arrival);
 
-class SyntheticTaskGenerator {
+class SyntheticRequestGenerator {
  public:
-  SyntheticTaskGenerator(ArrivalKnobs arrival, TaskKnobs task, SyntheticKnobs synthetic)
+  SyntheticRequestGenerator(ArrivalKnobs arrival, RequestKnobs task, SyntheticKnobs synthetic)
       : arrival_(arrival), task_(task), synthetic_(synthetic) {}
 
   // Draws requests until the first arrival after `run_length`.
-  GeneratedTasks generate(const Trace& trace, SimTime run_length) const;
+  GeneratedRequests generate(const Trace& trace, SimTime run_length) const;
 
  private:
   ArrivalKnobs arrival_;
-  TaskKnobs task_;
+  RequestKnobs task_;
   SyntheticKnobs synthetic_;
 };
 
