@@ -11,8 +11,9 @@ namespace infersim {
 
 // Within one instant, lower phases run first. Departures come before arrivals
 // so that a request leaving and one arriving at the same nanosecond are seen in
-// that order by every observer.
-enum class Phase : std::uint8_t { kDeparture = 0, kArrival = 1 };
+// that order by every observer; a server's decisions (a batching step
+// scheduled) come after both, once it knows everything that happens then.
+enum class Phase : std::uint8_t { kDeparture = 0, kArrival = 1, kSchedule = 2 };
 
 struct EventKey {
   EventKey() = default;

@@ -2,6 +2,9 @@
 // the cost and deadline knobs (MODEL.md section 5).
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "core/sim_time.hpp"
 
 namespace infersim {
@@ -25,6 +28,11 @@ struct Request {
   double request_bits = 0;
   double result_bits = 0;
   Duration budget;  // the deadline, relative to arrival
+  // The prompt's block identities (BATCHING.md section 3): ids[i] covers the
+  // prompt's tokens [i*block_id_tokens, (i+1)*block_id_tokens). Empty for a
+  // request without them; the ids live as long as the run's trace.
+  std::span<const std::uint32_t> block_ids;
+  std::uint32_t block_id_tokens = 0;  // Bh: 512 for Mooncake's hash_ids, 16 for token ids
 };
 
 // MODEL.md section 5, written out term by term in the order the spec gives.

@@ -1,0 +1,111 @@
+// The seam between the simulation and a server model (the edge server of
+// MODEL.md section 7, the batching server of BATCHING.md): the simulation hands
+// the server each request as its device issues it; the server schedules its
+// own events on the engine, says what happens to each request as it happens
+// (start, first token, finish, or rejection) and what it did step by step, and
+// at the end what it used (busy time, energy, its own figures). Nothing
+// outside a model names a particular server; the scenario picks one by
+// `server.kind`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/sim_time.hpp"
+#include "engine/event.hpp"
+#include "request/request.hpp"
+
+namespace infersim {
+
+// What a batching step did, told when it is scheduled (BATCHING.md section 5).
+struct StepRecord {
+  std::uint32_t replica = 0;
+  SimTime start;
+  SimTime end;
+  std::uint32_t batch_requests = 0;     // entries of the batch
+  std::uint64_t scheduled_tokens = 0;   // Σ n over the batch
+  std::uint64_t prefill_tokens = 0;     // P
+  std::uint32_t decode_requests = 0;    // D
+  std::uint32_t running = 0;            // |running| right after the scheduling
+  std::uint32_t waiting = 0;            // |waiting| (and pending, section 10) right after it
+  std::uint32_t kv_blocks_used = 0;     // blocks with a count >= 1 right after it
+  std::uint32_t kv_blocks = 0;          // K
+  std::uint32_t preemptions = 0;        // preemptions made by this scheduling
+  std::uint64_t admitted_tokens = 0;    // Σ num_tokens of the requests admitted by it
+  std::uint64_t hit_tokens = 0;         // Σ hit of those admissions
+};
+
+// What a server tells the simulation. The simulation implements it: it turns
+// the reports into each request's outcome (RequestOutcome) and passes the
+// rest to whoever listens.
+class ServerContext {
+ public:
+  virtual ~ServerContext() = default;
+  virtual SimTime now() const = 0;
+  // One of the server's own events: ServerModel::handle(kind, subject) is
+  // called at `at`. Events at one instant run by phase, then first scheduled,
+  // first run (engine/event.hpp). Throws CausalityError for a past instant.
+  virtual void schedule(SimTime at, Phase phase, std::uint32_t kind, std::uint64_t subject) = 0;
+
+  // Request `id` first scheduled, on `unit` (a core, a replica), at `at`.
+  virtual void started(std::uint64_t id, std::uint32_t unit, SimTime at) = 0;
+  // Its first generated token leaves the server at `at` (for a request with
+  // no generated token: at its finish).
+  virtual void first_token(std::uint64_t id, SimTime at) = 0;
+  // Its last token leaves the server at `at`: the request is done there.
+  // `preemptions` and `prefix_hit_tokens` are the batching server's counts
+  // (0 for the edge server).
+  virtual void finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,
+                        std::uint64_t prefix_hit_tokens) = 0;
+  // Refused on reaching the server at `at` (BATCHING.md section 2): never
+  // scheduled, no latency of its own.
+  virtual void rejected(std::uint64_t id, SimTime at) = 0;
+
+  // `unit` was busy over [from, to) (a request on a core, a step on a replica).
+  virtual void busy(std::uint32_t unit, SimTime from, SimTime to) = 0;
+  // A batching step, as it is scheduled.
+  virtual void stepped(const StepRecord& step) = 0;
+  // The gaps between consecutive token instants of requests, as the tokens
+  // appear (inter-token latencies, BATCHING.md section 7).
+  virtual void token_gaps(std::span<const Duration> gaps) = 0;
+};
+
+// A figure a server adds to the summary after OUTPUT.md's (BATCHING.md
+// section 9); none = the figure does not exist (null).
+struct ServerFigure {
+  std::string key;
+  std::optional<double> value;
+  bool integer = false;
+};
+
+// What a server used over a run that ended at `end`.
+struct ServerUsage {
+  std::string unit;      // what it is made of: "core", "replica"
+  std::uint32_t units = 0;
+  Duration busy;         // Σ over its units of their busy time
+  double energy_wh = 0;  // the server's own energy from 0 to `end` (no radio)
+  std::vector<ServerFigure> figures;
+};
+
+class ServerModel {
+ public:
+  virtual ~ServerModel() = default;
+  // Before the first request: where the server schedules and reports.
+  virtual void attach(ServerContext& context) = 0;
+  // Request `id` is issued now (ids in issue order, from 0) and reaches the
+  // server at `server_arrival` (>= now). The server copies what it keeps of
+  // `request` (its block ids stay valid for the run).
+  virtual void accept(std::uint64_t id, const Request& request, SimTime server_arrival) = 0;
+  // One of the events the server scheduled through the context.
+  virtual void handle(std::uint32_t kind, std::uint64_t subject) = 0;
+  // After the run (every request finished or rejected).
+  virtual ServerUsage usage(SimTime end) const = 0;
+  // The server's energy over a stretch of `length` in which its units were
+  // busy `busy` in all (time series slices; MODEL.md section 8's server term).
+  virtual double energy_wh(Duration length, Duration busy) const = 0;
+};
+
+}  // namespace infersim
