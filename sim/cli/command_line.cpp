@@ -74,6 +74,24 @@ std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
   return std::nullopt;
 }
 
+// Says on the console what each mode replays, as the scenario goes.
+class ConsoleProgress : public ScenarioProgress {
+ public:
+  ConsoleProgress(std::ostream& out, const Settings& settings) : out_(out), settings_(settings) {}
+  void replaying(const GeneratedRequests& generated) override {
+    out_ << replay_line(generated) << '\n' << std::flush;
+  }
+  void drew(const ModeResult& synthetic, const TraceRates& rates) override {
+    out_ << synthetic_line(synthetic, rates, settings_.synthetic_arrivals,
+                           settings_.synthetic_sizes)
+         << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+  const Settings& settings_;
+};
+
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("run options");
   options.add_options()("help,h", "show this help")("settings", po::value<std::string>(),
@@ -171,8 +189,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   out << trace_line(loaded.trace) << '\n';
   const bool per_request = settings.per_request == "csv";
-  const ScenarioResult result =
-      run_scenario_taking_records(settings, loaded.trace, per_request || measured, threads, &out);
+  ConsoleProgress progress(out, settings);
+  const ScenarioResult result = run_scenario_taking_records(
+      settings, loaded.trace, per_request || measured, threads, &progress);
   for (const ModeResult* r : result.modes())
     out << result_line(*r) << '\n';
   for (const ModeResult* r : result.modes())

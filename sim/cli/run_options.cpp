@@ -33,6 +33,10 @@ const std::vector<KnobFlag>& knob_flags() {
        KnobFlag::kReal},
       {"decode-budget", "deadline.decode_budget_s", "seconds promised per generated token (0.1)",
        KnobFlag::kReal},
+      {"server", "server.kind",
+       "server model: edge (multi-core, MODEL.md) or batching (continuous-batching replicas, "
+       "BATCHING.md) (edge)",
+       KnobFlag::kText},
       {"cores", "server.cores", "edge server cores (8)", KnobFlag::kWhole},
       {"mips-per-core", "server.mips_per_core", "MIPS of one core (60000)", KnobFlag::kReal},
       {"idle-power", "server.idle_power_w", "server power when idle, W (420)", KnobFlag::kReal},

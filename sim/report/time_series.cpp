@@ -16,8 +16,11 @@ __extension__ typedef __int128 Int128;
 // Nothing in the run reaches back before 0, and every request's instants come
 // in the model's order.
 void check_order(const Request& task, const RequestOutcome& o) {
-  if (task.arrival < SimTime::zero() || o.server_arrival < task.arrival ||
-      o.start < o.server_arrival || o.finish < o.start || o.response < o.finish) {
+  if (task.arrival < SimTime::zero() || o.server_arrival < task.arrival) {
+    throw std::logic_error("TimeSeriesCollector: a request's instants are out of order");
+  }
+  if (o.rejected) return;
+  if (o.start < o.server_arrival || o.finish < o.start || o.response < o.finish) {
     throw std::logic_error("TimeSeriesCollector: a request's instants are out of order");
   }
 }
@@ -63,7 +66,12 @@ void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw:
   raw(last).*whole -= 1;
 }
 
-void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const RequestOutcome& o) {
+void TimeSeriesCollector::on_busy(std::uint32_t, SimTime from, SimTime to) {
+  if (slice_.count_ns() <= 0) return;  // compute refuses it
+  occupy(from.count_ns(), to.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
+}
+
+void TimeSeriesCollector::on_request(std::uint64_t, const Request& task, const RequestOutcome& o) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   check_order(task, o);
   if (task.arrival < last_arrival_) {
@@ -77,6 +85,11 @@ void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const Re
   Raw& arrived = raw(slice_of(task.arrival.count_ns()));
   ++arrived.arrivals;
   arrived.request_bits += task.request_bits;
+  if (o.rejected) {
+    // Missed where it was refused; its result is never sent.
+    ++raw(slice_of(o.server_arrival.count_ns())).misses;
+    return;
+  }
   arrived.result_bits += task.result_bits;
   Raw& answered = raw(slice_of(o.response.count_ns()));
   ++answered.completions;
@@ -85,7 +98,6 @@ void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const Re
 
   const std::int64_t joined = o.server_arrival.count_ns();
   const std::int64_t started = o.start.count_ns();
-  occupy(started, o.finish.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
   if (started == joined) {
     // In the queue for no time: it never counts in its length.
     ++raw(slice_of(started)).unqueued_starts;
@@ -159,8 +171,8 @@ void TimeSeriesCollector::close_waits_below(std::size_t slice) {
   open_waits_.resize(kept);
 }
 
-TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
-                                        const EnergyModel& energy) {
+TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& server,
+                                        const ServerUsage& usage, const EnergyModel& radio) {
   if (computed_) throw std::logic_error("TimeSeriesCollector::compute called twice");
   const std::string label = "report.slice_duration_s";
   if (slice_.count_ns() <= 0) throw InputError("", 0, label, "must be greater than 0");
@@ -183,6 +195,8 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
   // (what happens at `end` exactly), its bits added in slice order.
   TimeSeries series;
   series.slice = slice_;
+  series.unit = usage.unit;
+  const double units = usage.units;
   series.slices.resize(count);
   std::vector<double> request_bits(count, 0), result_bits(count, 0);
   std::vector<Int128> queued_ns(count, 0), busy_ns(count, 0);
@@ -231,16 +245,22 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
       const double length = static_cast<double>(length_ns);
       out.queue_len_mean = static_cast<double>(queued_ns[k]) / length;
       out.busy_cores_mean = static_cast<double>(busy) / length;
-      out.utilization = static_cast<double>(busy) / (length * cores);
+      out.utilization = static_cast<double>(busy) / (length * units);
     }
-    out.energy_wh = energy.energy_wh(SimTime::ns(length_ns), Duration::ns(busy), cores,
-                                     request_bits[k], result_bits[k]);
+    out.energy_wh = server.energy_wh(Duration::ns(length_ns), Duration::ns(busy)) +
+                    radio.radio_wh(request_bits[k], result_bits[k]);
   }
   return series;
 }
 
+std::string time_series_csv_header(const TimeSeries& series) {
+  return "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,"
+         "queue_len_max,busy_" +
+         series.unit + "s_mean,utilization,energy_wh,wait_p99_s";
+}
+
 std::string time_series_csv(const TimeSeries& series) {
-  std::string out = kTimeSeriesCsvHeader;
+  std::string out = time_series_csv_header(series);
   out += '\n';
   auto real = [&](const std::optional<double>& v) {
     out += ',';

@@ -15,6 +15,7 @@
 #include "core/sorted_queue.hpp"
 #include "model/energy_model.hpp"
 #include "model/request_observer.hpp"
+#include "model/server_model.hpp"
 
 namespace infersim {
 
@@ -28,16 +29,17 @@ struct TimeSlice {
   // over the slice, and the largest count at any instant of it.
   std::optional<double> queue_len_mean;
   std::uint64_t queue_len_max = 0;
-  std::optional<double> busy_cores_mean;  // time-weighted
-  std::optional<double> utilization;      // busy core-time / (cores * slice length)
-  // MODEL.md section 8 on the slice: idle power over it, the dynamic share of
-  // its busy core-time, and the radio energy of the requests arriving in it.
+  std::optional<double> busy_cores_mean;  // busy units (cores, replicas), time-weighted
+  std::optional<double> utilization;      // busy unit-time / (units * slice length)
+  // The server's energy over the slice (ServerModel::energy_wh of its length
+  // and busy unit-time) and the radio energy of the requests arriving in it.
   double energy_wh = 0;
   std::optional<double> wait_p99_s;  // of the requests starting in the slice
 };
 
 struct TimeSeries {
   Duration slice;
+  std::string unit = "core";  // what the server is made of (busy_<unit>s_mean)
   std::vector<TimeSlice> slices;
 };
 
@@ -52,18 +54,21 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 // two priority queues of the pending changes: a later request changes the queue no
 // earlier than its arrival, so every change before it is final. What is held
 // follows the requests queued, not the run. on_issued must come in
-// non-decreasing arrival order (as EdgeSimulation calls it).
-class TimeSeriesCollector : public RequestObserver {
+// non-decreasing arrival order (as Simulation calls it). The busy time comes
+// from the server (ServerObserver::on_busy). A rejected request counts as an
+// arrival and as a miss at its rejection, and is never queued.
+class TimeSeriesCollector : public RequestObserver, public ServerObserver {
  public:
   explicit TimeSeriesCollector(Duration slice);
-  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
-  bool wants_completions() const override { return false; }
+  void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
+  void on_busy(std::uint32_t unit, SimTime from, SimTime to) override;
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
   // report.slice_duration_s when the slice is not positive or makes more than
   // kMaxSlices slices. Call once: a second call throws std::logic_error.
-  TimeSeries compute(SimTime run_length, unsigned cores, const EnergyModel& energy);
+  TimeSeries compute(SimTime run_length, const ServerModel& server, const ServerUsage& usage,
+                     const EnergyModel& radio);
 
  private:
   __extension__ using Int128 = __int128;
@@ -121,9 +126,9 @@ class TimeSeriesCollector : public RequestObserver {
   bool computed_ = false;
 };
 
-inline constexpr const char* kTimeSeriesCsvHeader =
-    "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,queue_len_max,"
-    "busy_cores_mean,utilization,energy_wh,wait_p99_s";
+// The header: busy_<unit>s_mean names what the server is made of
+// (busy_cores_mean for the edge server).
+std::string time_series_csv_header(const TimeSeries& series);
 
 // Header and one row a slice; times with nine decimals, a figure that does not
 // exist as an empty field.

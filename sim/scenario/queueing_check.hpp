@@ -1,5 +1,5 @@
 // A queueing-theory cross-check of the engine and the edge server: generated
-// M/M/c and M/D/1 workloads run through EdgeSimulation, and the simulated mean
+// M/M/c and M/D/1 workloads run through the Simulation, and the simulated mean
 // waiting time is set beside the analytic one (Erlang C, Pollaczek-Khinchine).
 #pragma once
 
@@ -64,7 +64,7 @@ const char* queue_model_name(QueueCase::Kind kind);
 RequestList queue_case_tasks(const QueueCase& c);
 
 // Each task's wait at the server (start - arrival) when the tasks run through
-// EdgeSimulation with no network hops and an EdgeServer of `cores` cores.
+// The Simulation with no network hops and an EdgeServer of `cores` cores.
 std::vector<Duration> simulated_waits(const RequestList& tasks, std::uint32_t cores);
 
 // Standard error of the mean of `values` by `batches` batch means over the

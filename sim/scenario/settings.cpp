@@ -277,6 +277,7 @@ const Table& table() {
       {"tokens.mi_per_generated_token", real_key(&Settings::mi_per_generated_token, non_negative)},
       {"deadline.ttft_budget_s", real_key(&Settings::ttft_budget_s, seconds)},
       {"deadline.decode_budget_s", real_key(&Settings::decode_budget_s, seconds)},
+      {"server.kind", choice_key(&Settings::server_kind, {"edge", "batching"})},
       {"server.cores", count_key(&Settings::cores, 1, 1'000'000)},
       {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
       {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
@@ -395,8 +396,12 @@ std::optional<std::string> nearest(const std::string& word,
 }
 
 RequestKnobs Settings::request_knobs() const {
-  return RequestKnobs{bytes_per_token, mi_per_context_token, mi_per_generated_token,
-                      ttft_budget_s,   decode_budget_s,      mips_per_core};
+  return RequestKnobs{bytes_per_token, ttft_budget_s, decode_budget_s};
+}
+
+EdgeServerKnobs Settings::edge_knobs() const {
+  return EdgeServerKnobs{cores,         mi_per_context_token, mi_per_generated_token,
+                         mips_per_core, idle_power_w,         max_power_w};
 }
 
 ArrivalKnobs Settings::arrival_knobs() const {
@@ -411,7 +416,7 @@ ArrivalKnobs Settings::arrival_knobs() const {
 }
 
 EnergyKnobs Settings::energy_knobs() const {
-  return EnergyKnobs{idle_power_w, max_power_w, device_tx_nj_per_bit, device_rx_nj_per_bit};
+  return EnergyKnobs{device_tx_nj_per_bit, device_rx_nj_per_bit};
 }
 
 ServingMetricsKnobs Settings::serving_knobs() const {

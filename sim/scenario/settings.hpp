@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/edge_server.hpp"
 #include "model/energy_model.hpp"
 #include "model/network_path.hpp"
 #include "report/serving_metrics.hpp"
@@ -40,6 +41,7 @@ struct Settings {
   double ttft_budget_s = 2;
   double decode_budget_s = 0.1;
   // server
+  std::string server_kind = "edge";  // edge | batching
   std::uint32_t cores = 8;
   double mips_per_core = 60000;
   double idle_power_w = 420;
@@ -72,6 +74,7 @@ struct Settings {
   std::string plots = "svg";                              // svg | none
 
   RequestKnobs request_knobs() const;
+  EdgeServerKnobs edge_knobs() const;
   ArrivalKnobs arrival_knobs() const;
   EnergyKnobs energy_knobs() const;
   SyntheticKnobs synthetic_knobs(std::uint64_t replication_seed) const;

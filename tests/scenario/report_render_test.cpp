@@ -12,6 +12,7 @@
 
 #include "report/plots.hpp"
 #include "report/run_writer.hpp"
+#include "scenario/scenario.hpp"
 #include "test_support.hpp"
 
 namespace infersim {

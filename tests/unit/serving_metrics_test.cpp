@@ -37,7 +37,7 @@ void feed(ServingMetrics& metrics, const std::vector<Timing>& requests) {
     o.finish = at(r.response_s);
     o.first_token = at(r.first_token_s);
     o.response = at(r.response_s);
-    metrics.on_issued(id++, task, o);
+    metrics.on_request(id++, task, o);
   }
 }
 
@@ -73,8 +73,8 @@ TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
   ServingMetrics kept({{10, 50, 99.9}, std::nullopt});
   ServingMetrics derived({{10, 50, 99.9}, std::nullopt}, tasks.size(), &tasks);
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    kept.on_issued(i, tasks[i], outcomes[i]);
-    derived.on_issued(i, tasks[i], outcomes[i]);
+    kept.on_request(i, tasks[i], outcomes[i]);
+    derived.on_request(i, tasks[i], outcomes[i]);
   }
   Summary a, b;
   kept.append_to(a);
@@ -84,7 +84,7 @@ TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
     EXPECT_EQ(*a.get(key), *b.get(key)) << key;
   }
   ServingMetrics out_of_order({}, 2, &tasks);
-  EXPECT_THROW(out_of_order.on_issued(1, tasks[1], outcomes[1]), std::logic_error);
+  EXPECT_THROW(out_of_order.on_request(1, tasks[1], outcomes[1]), std::logic_error);
 }
 
 TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
@@ -105,7 +105,7 @@ TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
   for (int way = 0; way < 3; ++way) {
     ServingMetrics metrics({{25, 50, 99}, std::nullopt}, tasks.size(), &tasks);
     for (std::size_t i = 0; i < tasks.size(); ++i)
-      metrics.on_issued(i, tasks[i], outcomes[i]);
+      metrics.on_request(i, tasks[i], outcomes[i]);
     if (way > 0) metrics.prepare(way == 2);
     metrics.append_to(summaries[way]);
     cdfs[way] = metrics.cdf();
