@@ -50,25 +50,41 @@ std::size_t TimeSeriesCollector::slice_of(std::int64_t t) {
 }
 
 void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part,
-                                 std::int64_t Raw::*whole) {
-  if (to <= from) return;
+                                 std::int64_t Raw::*whole, std::int64_t weight) {
+  if (to <= from || weight == 0) return;
   const std::size_t first = slice_of(from);
   const std::size_t last = slice_of(to);
   const std::int64_t s = slice_.count_ns();
   if (first == last) {
-    raw(first).*part += to - from;
+    raw(first).*part += static_cast<Int128>(to - from) * weight;
     return;
   }
   // (first + 1) * S and last * S lie within [from, to].
-  raw(last).*part += to - static_cast<std::int64_t>(last) * s;
-  raw(first).*part += static_cast<std::int64_t>(first + 1) * s - from;
-  raw(first + 1).*whole += 1;
-  raw(last).*whole -= 1;
+  raw(last).*part += static_cast<Int128>(to - static_cast<std::int64_t>(last) * s) * weight;
+  raw(first).*part += static_cast<Int128>(static_cast<std::int64_t>(first + 1) * s - from) * weight;
+  raw(first + 1).*whole += weight;
+  raw(last).*whole -= weight;
 }
 
 void TimeSeriesCollector::on_busy(std::uint32_t, SimTime from, SimTime to) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   occupy(from.count_ns(), to.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
+}
+
+void TimeSeriesCollector::on_step(const StepRecord& step) {
+  if (slice_.count_ns() <= 0) return;  // compute refuses it
+  steps_ = true;
+  const std::int64_t from = step.start.count_ns();
+  const std::int64_t to = step.end.count_ns();
+  occupy(from, to, &Raw::running_ns, &Raw::running_whole, step.running);
+  occupy(from, to, &Raw::waiting_ns, &Raw::waiting_whole, step.waiting);
+  occupy(from, to, &Raw::kv_ns, &Raw::kv_whole, step.kv_blocks_used);
+  Raw& here = raw(slice_of(from));
+  ++here.steps;
+  here.scheduled_tokens += step.scheduled_tokens;
+  here.preemptions += step.preemptions;
+  here.admitted_tokens += step.admitted_tokens;
+  here.hit_tokens += step.hit_tokens;
 }
 
 void TimeSeriesCollector::on_request(std::uint64_t, const Request& task, const RequestOutcome& o) {
@@ -196,12 +212,16 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
   TimeSeries series;
   series.slice = slice_;
   series.unit = usage.unit;
+  series.steps = steps_;
   const double units = usage.units;
   series.slices.resize(count);
   std::vector<double> request_bits(count, 0), result_bits(count, 0);
   std::vector<Int128> queued_ns(count, 0), busy_ns(count, 0);
   std::vector<std::uint64_t> unqueued(count, 0);
   std::int64_t queued_whole = 0, busy_whole = 0;
+  std::vector<Int128> running_ns(count, 0), waiting_ns(count, 0), kv_ns(count, 0);
+  std::vector<std::uint64_t> admitted(count, 0), hits(count, 0);
+  std::int64_t running_whole = 0, waiting_whole = 0, kv_whole = 0;
   for (std::size_t j = 0; j < raw_.size(); ++j) {
     const Raw& r = raw_[j];
     const std::size_t k = std::min<std::size_t>(j, count - 1);
@@ -218,6 +238,17 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
     busy_ns[k] += r.busy_ns + static_cast<Int128>(busy_whole) * s;
     unqueued[k] += r.unqueued_starts;
     if (r.wait_final) out.wait_p99_s = r.wait_p99_s;
+    running_whole += r.running_whole;
+    waiting_whole += r.waiting_whole;
+    kv_whole += r.kv_whole;
+    running_ns[k] += r.running_ns + static_cast<Int128>(running_whole) * s;
+    waiting_ns[k] += r.waiting_ns + static_cast<Int128>(waiting_whole) * s;
+    kv_ns[k] += r.kv_ns + static_cast<Int128>(kv_whole) * s;
+    out.steps += r.steps;
+    out.scheduled_tokens += r.scheduled_tokens;
+    out.preemptions += r.preemptions;
+    admitted[k] += r.admitted_tokens;
+    hits[k] += r.hit_tokens;
   }
   // The waits still open, and the slices where no request waited.
   std::vector<std::vector<double>> waits(count);
@@ -246,6 +277,14 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
       out.queue_len_mean = static_cast<double>(queued_ns[k]) / length;
       out.busy_cores_mean = static_cast<double>(busy) / length;
       out.utilization = static_cast<double>(busy) / (length * units);
+      if (steps_) {
+        out.running_mean = static_cast<double>(running_ns[k]) / length;
+        out.waiting_mean = static_cast<double>(waiting_ns[k]) / length;
+        out.kv_blocks_used_mean = static_cast<double>(kv_ns[k]) / length;
+      }
+    }
+    if (admitted[k] > 0) {
+      out.prefix_hit_rate = static_cast<double>(hits[k]) / static_cast<double>(admitted[k]);
     }
     out.energy_wh = server.energy_wh(Duration::ns(length_ns), Duration::ns(busy)) +
                     radio.radio_wh(request_bits[k], result_bits[k]);
@@ -256,7 +295,10 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
 std::string time_series_csv_header(const TimeSeries& series) {
   return "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,"
          "queue_len_max,busy_" +
-         series.unit + "s_mean,utilization,energy_wh,wait_p99_s";
+         series.unit + "s_mean,utilization,energy_wh,wait_p99_s" +
+         (series.steps ? ",running_mean,waiting_mean,kv_blocks_used_mean,steps,scheduled_tokens,"
+                         "preemptions,prefix_hit_rate"
+                       : "");
 }
 
 std::string time_series_csv(const TimeSeries& series) {
@@ -283,6 +325,15 @@ std::string time_series_csv(const TimeSeries& series) {
     real(s.utilization);
     real(s.energy_wh);
     real(s.wait_p99_s);
+    if (series.steps) {
+      real(s.running_mean);
+      real(s.waiting_mean);
+      real(s.kv_blocks_used_mean);
+      count(s.steps);
+      count(s.scheduled_tokens);
+      count(s.preemptions);
+      real(s.prefix_hit_rate);
+    }
     out += '\n';
   }
   return out;

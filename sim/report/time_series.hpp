@@ -35,11 +35,25 @@ struct TimeSlice {
   // and busy unit-time) and the radio energy of the requests arriving in it.
   double energy_wh = 0;
   std::optional<double> wait_p99_s;  // of the requests starting in the slice
+  // A batching server's steps (BATCHING.md section 5), summed over replicas:
+  // the requests running and waiting and the KV blocks in use as each step
+  // found them, held over the step (time-weighted over the slice; 0 while a
+  // replica is idle); the steps starting in the slice, the tokens they
+  // scheduled, the preemptions they made, and the share of the admitted
+  // requests' tokens found in the prefix cache.
+  std::optional<double> running_mean;
+  std::optional<double> waiting_mean;
+  std::optional<double> kv_blocks_used_mean;
+  std::uint64_t steps = 0;
+  std::uint64_t scheduled_tokens = 0;
+  std::uint64_t preemptions = 0;
+  std::optional<double> prefix_hit_rate;  // none: nothing admitted in the slice
 };
 
 struct TimeSeries {
   Duration slice;
   std::string unit = "core";  // what the server is made of (busy_<unit>s_mean)
+  bool steps = false;         // the server told its steps: the step columns exist
   std::vector<TimeSlice> slices;
 };
 
@@ -62,6 +76,7 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   explicit TimeSeriesCollector(Duration slice);
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
   void on_busy(std::uint32_t unit, SimTime from, SimTime to) override;
+  void on_step(const StepRecord& step) override;
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
@@ -87,6 +102,19 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
     Int128 busy_ns = 0;
     std::int64_t queued_whole = 0;
     std::int64_t busy_whole = 0;
+    // Steps: request- and block-nanoseconds as queued_ns and busy_ns are
+    // counted, with the whole slices' weights in the *_whole differences.
+    Int128 running_ns = 0;
+    Int128 waiting_ns = 0;
+    Int128 kv_ns = 0;
+    std::int64_t running_whole = 0;
+    std::int64_t waiting_whole = 0;
+    std::int64_t kv_whole = 0;
+    std::uint64_t steps = 0;
+    std::uint64_t scheduled_tokens = 0;
+    std::uint64_t preemptions = 0;
+    std::uint64_t admitted_tokens = 0;
+    std::uint64_t hit_tokens = 0;
     std::uint64_t queue_peak = 0;
     std::uint64_t unqueued_starts = 0;  // requests starting here without waiting
     bool wait_final = false;            // wait_p99_s is known
@@ -95,7 +123,9 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
   std::size_t slice_of(std::int64_t t);
-  void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole);
+  // [from, to) held `weight` times (a request, a step's running requests).
+  void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole,
+              std::int64_t weight = 1);
   // Sweeps the queue's changes before `bound` (all of them when none).
   void sweep(std::optional<std::int64_t> bound);
   // The waits of the slices below `slice` are complete: their percentile.
@@ -124,6 +154,7 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   SimTime last_arrival_;
   SimTime last_response_;
   bool computed_ = false;
+  bool steps_ = false;
 };
 
 // The header: busy_<unit>s_mean names what the server is made of

@@ -43,6 +43,14 @@ class RequestList {
   void pop_back();
   void clear();
 
+  // The prompts' block ids (BATCHING.md section 3): `ids` (which must outlive
+  // the list) with `tokens_per_id` tokens an id; then one range into it a
+  // request, given in order by add_block_range (or all at once).
+  void use_block_ids(const std::vector<std::uint32_t>& ids, std::uint32_t tokens_per_id);
+  void add_block_range(HashRange range) { block_ranges_.push_back(range); }
+  void set_block_ranges(std::vector<HashRange> ranges) { block_ranges_ = std::move(ranges); }
+  bool has_block_ids() const { return block_ids_ != nullptr; }
+
   std::size_t size() const { return sizes_ == kWhole ? whole_.size() : arrival_ns_.size(); }
   bool empty() const { return size() == 0; }
   SimTime arrival(std::size_t k) const {
@@ -126,6 +134,9 @@ class RequestList {
   LargeVector<TraceRecord> whole_;  // kWhole: arrival (in offset_ns) and counts
   std::vector<RealSizes> real_;     // kReal
   std::size_t reserved_ = 0;        // what reserve() asked for, for the sizes to come
+  const std::vector<std::uint32_t>* block_ids_ = nullptr;  // the trace's, when it has them
+  std::uint32_t block_id_tokens_ = 0;
+  std::vector<HashRange> block_ranges_;  // a request's ids in block_ids_
 };
 
 }  // namespace infersim

@@ -34,6 +34,8 @@ struct Trace {
   std::vector<std::uint32_t> hash_ids;  // every record's block ids, back to back
   // Empty for a trace without block ids, else one a record: its ids.
   std::vector<HashRange> hash_ranges;
+  // The prompt tokens one id covers (Bh, BATCHING.md section 3); 0 without ids.
+  std::uint32_t block_id_tokens = 0;
   std::uint64_t filtered_out = 0;  // rows a --filter did not keep
   std::uint64_t out_of_order = 0;  // lines whose timestamp was earlier than the line before
 
