@@ -43,9 +43,10 @@ struct BatchingKnobs {
   std::int64_t model_len() const;
 };
 
-// The largest K accepted: block numbers are 32-bit (a replica's pool holds
-// about 20 bytes a block, so this is far beyond any real memory).
-inline constexpr std::int64_t kMaxKvBlocks = (std::int64_t{1} << 31) - 1;
+// The largest K (and B, R) accepted: 2^26 blocks of KV is far beyond any
+// real memory, and a replica numbers its blocks' places in its identity map
+// (32 a group, section 4) in 32 bits.
+inline constexpr std::int64_t kMaxKvBlocks = std::int64_t{1} << 26;
 
 // Throws InputError(source, 0, "batching.<key>[, batching.<key>]", what) for
 // the first thing BATCHING.md section 1 forbids: a count below 1, a cost or

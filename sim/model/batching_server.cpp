@@ -13,6 +13,13 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs)
   replicas_.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i)
     replicas_.emplace_back(i, knobs_, requests_);
+  step_end_.assign(count, kIdle);
+}
+
+void BatchingServer::begin_step(std::uint32_t replica, SimTime start, SimTime end) {
+  step_end_[replica] = end;
+  replicas_[replica].add_busy(start, end);
+  ++stepping_;
 }
 
 void BatchingServer::accept(std::uint64_t id, const Request& request, SimTime server_arrival) {
@@ -99,9 +106,10 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  ReplicaScheduler& replica = replicas_[router_.route(r, replicas_)];
+  const std::uint32_t index = router_.route(r, replicas_);
+  ReplicaScheduler& replica = replicas_[index];
   // With lockstep a replica may schedule only when none steps.
-  const bool busy = knobs_.lockstep ? any_stepping() : replica.stepping();
+  const bool busy = knobs_.lockstep ? any_stepping() : !idle(index);
   if (busy && knobs_.async_scheduling) {
     replica.enqueue_pending(slot);
   } else {
@@ -115,11 +123,12 @@ void BatchingServer::end_steps() {
   if (ends_done_at_ == now) return;  // the first end event of an instant did them all
   ends_done_at_ = now;
   bool ended = false;
-  for (ReplicaScheduler& replica : replicas_) {
-    if (!replica.stepping() || replica.step_end() != now) continue;
-    replica.end_step();
+  for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
+    if (step_end_[i] != now) continue;
+    step_end_[i] = kIdle;
     --stepping_;
     ended = true;
+    ReplicaScheduler& replica = replicas_[i];
     gaps_.clear();
     finished_.clear();
     replica.complete(now, *context_, gaps_, finished_);
@@ -133,8 +142,8 @@ void BatchingServer::end_steps() {
       replica.advance_pending();
   }
   if (knobs_.lockstep && any_stepping()) return;
-  for (const ReplicaScheduler& replica : replicas_) {
-    if (!replica.stepping() && replica.has_work()) {
+  for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
+    if (idle(i) && replicas_[i].has_work()) {
       request_pass();
       break;
     }
@@ -145,14 +154,14 @@ void BatchingServer::schedule_pass() {
   const SimTime now = context_->now();
   pass_at_ = SimTime::ns(-1);
   if (!knobs_.lockstep) {
-    for (ReplicaScheduler& replica : replicas_) {
-      if (replica.stepping() || !replica.has_work()) continue;
+    for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
+      if (!idle(i) || !replicas_[i].has_work()) continue;
+      ReplicaScheduler& replica = replicas_[i];
       StepRecord record;
       const Duration length = replica.schedule(now, *context_, record);
       if (length == Duration::zero()) continue;
       record.end = now + length;
-      replica.begin_step(now, record.end);
-      ++stepping_;
+      begin_step(i, now, record.end);
       ++steps_;
       batched_requests_ += record.batch_requests;
       context_->busy(replica.index(), now, record.end);
@@ -176,8 +185,7 @@ void BatchingServer::schedule_pass() {
   }
   for (StepRecord& record : planned_) {
     record.end = end;
-    replicas_[record.replica].begin_step(now, end);
-    ++stepping_;
+    begin_step(record.replica, now, end);
     ++steps_;
     batched_requests_ += record.batch_requests;
     context_->busy(record.replica, now, end);

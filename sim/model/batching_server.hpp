@@ -40,6 +40,8 @@ class BatchingServer final : public ServerModel {
   void request_pass();
   void release_slot(std::uint32_t slot);
   bool any_stepping() const { return stepping_ > 0; }
+  bool idle(std::uint32_t replica) const { return step_end_[replica] == kIdle; }
+  void begin_step(std::uint32_t replica, SimTime start, SimTime end);
 
   BatchingKnobs knobs_;
   std::int64_t model_len_;
@@ -49,6 +51,10 @@ class BatchingServer final : public ServerModel {
   std::vector<ReplicaScheduler> replicas_;
   RequestRouter router_;
   std::uint32_t stepping_ = 0;  // replicas stepping now
+  // Each replica's step end, kIdle when it is not stepping: side by side, for
+  // the scans at every step end and scheduling pass.
+  static constexpr SimTime kIdle = SimTime::ns(-1);
+  std::vector<SimTime> step_end_;
   // The instants whose step ends were completed and whose pass is scheduled
   // (-1: none), so each happens once an instant.
   SimTime ends_done_at_ = SimTime::ns(-1);

@@ -28,10 +28,34 @@ class PromptBlocks {
 
   // Blocks 0..count()-1 have an identity.
   std::uint32_t count() const { return count_; }
+  // Blocks an id covers: Bh / B (1 without ids).
+  std::uint32_t per_id() const { return per_id_; }
   // (h, sub) in one word; sub < m < 2^32 - 1, so never all ones.
   std::uint64_t identity(std::uint32_t j) const {
     return (std::uint64_t{ids_[j / per_id_]} << 32) | (j % per_id_);
   }
+
+  // Identities of blocks j, j + 1, ... in turn, without a division each.
+  class Cursor {
+   public:
+    std::uint64_t operator*() const { return (std::uint64_t{*id_} << 32) | sub_; }
+    void next() {
+      if (++sub_ == per_id_) {
+        sub_ = 0;
+        ++id_;
+      }
+    }
+
+   private:
+    friend class PromptBlocks;
+    Cursor(const std::uint32_t* id, std::uint32_t sub, std::uint32_t per_id)
+        : id_(id), sub_(sub), per_id_(per_id) {}
+    const std::uint32_t* id_;
+    std::uint32_t sub_;
+    std::uint32_t per_id_;
+  };
+  // At block j < count().
+  Cursor cursor(std::uint32_t j) const { return Cursor(ids_ + j / per_id_, j % per_id_, per_id_); }
 
  private:
   const std::uint32_t* ids_ = nullptr;

@@ -23,12 +23,16 @@ ReplicaScheduler::ReplicaScheduler(std::uint32_t index, const BatchingKnobs& kno
 
 void ReplicaScheduler::enqueue(std::uint32_t slot) {
   waiting_.push_back(slot);
-  waiting_tokens_ += at(slot).num_tokens;
+  const BatchedRequest& r = at(slot);
+  waiting_tokens_ += r.num_tokens;
+  if (r.prompt_blocks.count() != 0) pool_.fit_groups(r.prompt_blocks.per_id());
 }
 
 void ReplicaScheduler::enqueue_pending(std::uint32_t slot) {
   pending_.emplace_back(slot, 2);
-  waiting_tokens_ += at(slot).num_tokens;
+  const BatchedRequest& r = at(slot);
+  waiting_tokens_ += r.num_tokens;
+  if (r.prompt_blocks.count() != 0) pool_.fit_groups(r.prompt_blocks.per_id());
 }
 
 void ReplicaScheduler::advance_pending() {
@@ -55,9 +59,11 @@ std::uint32_t ReplicaScheduler::hit_blocks(const BatchedRequest& r) const {
   // Capped at (num_tokens - 1) div B: the last token is always computed.
   const auto cap = static_cast<std::uint32_t>(
       std::min<std::int64_t>((r.num_tokens - 1) / block_tokens_, r.prompt_blocks.count()));
+  if (cap == 0) return 0;
   std::uint32_t h = 0;
-  while (h < cap && pool_.find(r.prompt_blocks.identity(h)) != KvBlockPool::kNoBlock)
-    ++h;
+  for (auto id = r.prompt_blocks.cursor(0); h < cap; id.next(), ++h) {
+    if (pool_.find(*id) == KvBlockPool::kNoBlock) break;
+  }
   return h;
 }
 
@@ -81,11 +87,13 @@ std::uint32_t ReplicaScheduler::front_hit(std::uint32_t slot) {
     const auto cap = static_cast<std::uint32_t>(
         std::min<std::int64_t>((r.num_tokens - 1) / block_tokens_, r.prompt_blocks.count()));
     auto h = static_cast<std::uint32_t>(front_blocks_.size());
-    for (; h < cap; ++h) {
-      const std::uint32_t b = pool_.find(r.prompt_blocks.identity(h));
-      if (b == KvBlockPool::kNoBlock) break;
-      pool_.watch(b);
-      front_blocks_.push_back(b);
+    if (h < cap) {
+      for (auto id = r.prompt_blocks.cursor(h); h < cap; id.next(), ++h) {
+        const std::uint32_t b = pool_.find(*id);
+        if (b == KvBlockPool::kNoBlock) break;
+        pool_.watch(b);
+        front_blocks_.push_back(b);
+      }
     }
     front_registrations_ = pool_.registrations();
   }
@@ -93,15 +101,25 @@ std::uint32_t ReplicaScheduler::front_hit(std::uint32_t slot) {
 }
 
 void ReplicaScheduler::release_blocks(BatchedRequest& r) {
-  for (auto it = r.blocks.rbegin(); it != r.blocks.rend(); ++it)
-    pool_.release(*it);
+  // Last block first; a request's blocks lie anywhere in the pool, so their
+  // nodes are fetched a few ahead.
+  constexpr std::size_t kAhead = 8;
+  const std::size_t n = r.blocks.size();
+  for (std::size_t k = n; k > 0; --k) {
+    if (k > kAhead) pool_.prefetch(r.blocks[k - 1 - kAhead]);
+    pool_.release(r.blocks[k - 1]);
+  }
   r.blocks.clear();
   r.registered = 0;
   r.anonymous.clear();
 }
 
 void ReplicaScheduler::register_blocks(BatchedRequest& r, std::int64_t tokens) {
-  if (!prefix_caching_) return;
+  // Past its prompt's identities with none left anonymous (most calls: a
+  // decode), there is nothing to do.
+  if (!prefix_caching_ || (r.registered == r.prompt_blocks.count() && r.anonymous.empty())) {
+    return;
+  }
   const auto limit = static_cast<std::uint32_t>(
       std::min<std::int64_t>(tokens / block_tokens_, r.prompt_blocks.count()));
   if (!r.anonymous.empty() && r.anonymous_seen != pool_.evicted()) {
@@ -111,10 +129,13 @@ void ReplicaScheduler::register_blocks(BatchedRequest& r, std::int64_t tokens) {
     }
     r.anonymous.resize(kept);
   }
-  for (std::uint32_t j = r.registered; j < limit; ++j) {
-    const std::uint32_t b = r.blocks[j];
-    if (pool_.cached(b)) continue;
-    if (!pool_.assign(b, r.prompt_blocks.identity(j))) r.anonymous.push_back(j);
+  if (r.registered < limit) {
+    auto id = r.prompt_blocks.cursor(r.registered);
+    for (std::uint32_t j = r.registered; j < limit; ++j, id.next()) {
+      const std::uint32_t b = r.blocks[j];
+      if (pool_.cached(b)) continue;
+      if (!pool_.assign(b, *id)) r.anonymous.push_back(j);
+    }
   }
   r.registered = std::max(r.registered, limit);
   r.anonymous_seen = pool_.evicted();
@@ -158,8 +179,10 @@ Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRec
   while (i < running_.size() && budget > 0) {
     BatchedRequest& r = at(running_[i]);
     const std::int64_t n = std::min(r.num_tokens - r.computed, budget);
+    // Most entries (decodes) fit in the blocks they hold: no division then.
+    const auto held = static_cast<std::int64_t>(r.blocks.size());
     const std::int64_t need =
-        blocks_for(r.computed + n) - static_cast<std::int64_t>(r.blocks.size());
+        r.computed + n <= held * block_tokens_ ? 0 : blocks_for(r.computed + n) - held;
     while (need > pool_.free_blocks()) {
       ++preempted;
       preempt_last();
@@ -194,6 +217,7 @@ Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRec
       waiting_.pop_front();
       waiting_tokens_ -= r.num_tokens;
       // The hit blocks, then new ones.
+      r.blocks.reserve(static_cast<std::size_t>(h + fresh));
       for (const std::uint32_t b : front_blocks_) {
         pool_.unwatch(b);
         pool_.touch(b);

@@ -19,29 +19,31 @@
 namespace infersim {
 
 // A request in flight on the batching server, from its acceptance to its
-// finish (a slot the server reuses afterwards; block lists keep their capacity).
-struct BatchedRequest {
+// finish (a slot the server reuses afterwards; block lists keep their
+// capacity). What a step reads of every request in its batch comes first, in
+// one cache line.
+struct alignas(64) BatchedRequest {
   std::int64_t computed = 0;          // tokens with KV
   std::int64_t num_tokens = 0;        // prompt + out
   std::int64_t out = 0;               // tokens produced so far
   std::int64_t output = 0;            // o
-  std::int64_t prompt = 0;            // p
   std::int64_t scheduled = 0;         // n of the step it is in
   std::vector<std::uint32_t> blocks;  // held, in order
-  PromptBlocks prompt_blocks;
   // Register has considered blocks [0, registered); of those, `anonymous` (in
   // order) were left without their identity because another block held it,
   // as of `anonymous_seen` evictions of the pool: only an eviction can free
   // one of their identities, so they are tried again only after one.
   std::uint32_t registered = 0;
+  bool started = false;
+  bool has_token = false;  // a token has left (last_token is its instant)
+  PromptBlocks prompt_blocks;
   std::vector<std::uint32_t> anonymous;
   std::uint64_t anonymous_seen = 0;
+  SimTime last_token;
+  std::int64_t prompt = 0;  // p
   std::uint64_t id = 0;
   std::uint64_t hit_tokens = 0;  // Σ hit over its admissions
   std::uint32_t preemptions = 0;
-  bool started = false;
-  bool has_token = false;  // a token has left (last_token is its instant)
-  SimTime last_token;
 };
 
 class ReplicaScheduler {
@@ -86,16 +88,9 @@ class ReplicaScheduler {
   std::uint32_t peak_used_blocks() const { return peak_used_; }
   const KvBlockPool& pool() const { return pool_; }
 
-  // The step in progress, as the server sets it (with lockstep its end is
-  // the latest among the replicas'), and the busy time so far.
-  void begin_step(SimTime start, SimTime end) {
-    stepping_ = true;
-    step_end_ = end;
-    busy_ += end - start;
-  }
-  void end_step() { stepping_ = false; }
-  bool stepping() const { return stepping_; }
-  SimTime step_end() const { return step_end_; }
+  // Busy time: a step of this replica over [start, end) (with lockstep, end
+  // is the latest among the replicas').
+  void add_busy(SimTime start, SimTime end) { busy_ += end - start; }
   Duration busy() const { return busy_; }
 
  private:
@@ -139,8 +134,6 @@ class ReplicaScheduler {
   std::uint64_t admitted_hit_tokens_ = 0;
   std::uint64_t admissions_ = 0;
   std::uint32_t peak_used_ = 0;
-  bool stepping_ = false;
-  SimTime step_end_;
   Duration busy_;
 };
 

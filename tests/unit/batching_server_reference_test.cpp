@@ -580,8 +580,9 @@ Workload random_workload(std::uint64_t seed) {
   k.step_prefill_pair_s = pick(2) == 0 ? 0 : pick(30) * 1e-9;
   k.step_decode_token_s = pick(30) * 1e-6;
   k.step_decode_context_s = pick(2) == 0 ? 0 : pick(30) * 1e-8;
+  // Bh = B, 2B or 4B, now and then 64B (an id spans two of the map's groups).
   const std::uint32_t id_tokens =
-      pick(5) == 0 ? 0 : static_cast<std::uint32_t>(k.block_tokens << pick(3));
+      pick(5) == 0 ? 0 : static_cast<std::uint32_t>(k.block_tokens << (pick(6) == 0 ? 6 : pick(3)));
   const std::int64_t L = k.model_len();
   // Shared prefixes: three chains of ids a request starts along.
   const std::size_t count = 1 + pick(40);

@@ -155,5 +155,46 @@ TEST(KvBlockPool, WatchedBlocksCountWhileFreeAndReportTheirEviction) {
   EXPECT_EQ(pool.watched_free(), 0u);
 }
 
+// Identities are kept in groups of consecutive subs of one id (a width fitted
+// to Bh / B, at most 32): whatever the width, every identity is found, told
+// back by its block, and forgotten when its block is evicted; a refit while
+// identities are held changes nothing.
+TEST(KvBlockPool, TheMapAnswersTheSameForEveryGroupWidth) {
+  for (const std::uint32_t per_id : {1u, 3u, 4u, 32u, 100u}) {
+    SCOPED_TRACE(per_id);
+    KvBlockPool pool(40);
+    pool.fit_groups(per_id);
+    std::vector<std::uint32_t> held;
+    std::vector<std::uint64_t> ids;
+    for (std::uint32_t i = 0; i < 40; ++i) {
+      const std::uint64_t id = (std::uint64_t{7 + i / 10} << 32) | (i % 10) * 5;
+      held.push_back(pool.take());
+      ASSERT_TRUE(pool.assign(held.back(), id));
+      ids.push_back(id);
+      if (i == 20) pool.fit_groups(per_id == 1 ? 32 : 1);  // ignored: identities held
+    }
+    for (std::uint32_t i = 0; i < 40; ++i) {
+      EXPECT_EQ(pool.find(ids[i]), held[i]);
+      EXPECT_EQ(pool.identity(held[i]), ids[i]);
+    }
+    EXPECT_EQ(pool.find((std::uint64_t{7} << 32) | 1), KvBlockPool::kNoBlock);
+    EXPECT_EQ(pool.find(std::uint64_t{99} << 32), KvBlockPool::kNoBlock);
+    // Release every other block, then take all free blocks: those evicted
+    // are forgotten, the others still found.
+    for (std::uint32_t i = 0; i < 40; i += 2)
+      pool.release(held[i]);
+    for (std::uint32_t i = 0; i < 20; ++i)
+      pool.take();
+    EXPECT_EQ(pool.evicted(), 20u);
+    for (std::uint32_t i = 0; i < 40; ++i) {
+      EXPECT_EQ(pool.find(ids[i]), i % 2 == 0 ? KvBlockPool::kNoBlock : held[i]) << i;
+      EXPECT_EQ(pool.identity(held[i]), i % 2 == 0 ? KvBlockPool::kNoIdentity : ids[i]) << i;
+    }
+    // A freed identity can be given again.
+    EXPECT_TRUE(pool.assign(held[0], ids[0]));
+    EXPECT_EQ(pool.find(ids[0]), held[0]);
+  }
+}
+
 }  // namespace
 }  // namespace infersim
