@@ -54,7 +54,7 @@ inline constexpr std::int64_t kMaxKvBlocks = std::int64_t{1} << 26;
 // above kv_blocks * block_tokens, max_num_seqs above max_num_batched_tokens, a
 // block_tokens that does not divide the requests' block size
 // `block_id_tokens` (Bh; 0 when the requests carry no block ids). Also refuses
-// kv_blocks above kMaxKvBlocks.
+// replicas, kv_blocks or block_tokens above kMaxKvBlocks.
 void check_batching_knobs(const BatchingKnobs& knobs, std::uint32_t block_id_tokens,
                           const std::string& source);
 

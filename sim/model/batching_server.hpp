@@ -21,6 +21,9 @@ class BatchingServer final : public ServerModel {
  public:
   // `knobs` passed check_batching_knobs (with the requests' block size).
   explicit BatchingServer(const BatchingKnobs& knobs);
+  // The replicas refer to the server's slots: it stays where it was made.
+  BatchingServer(const BatchingServer&) = delete;
+  BatchingServer& operator=(const BatchingServer&) = delete;
 
   void attach(ServerContext& context) override { context_ = &context; }
   void accept(std::uint64_t id, const Request& request, SimTime server_arrival) override;
