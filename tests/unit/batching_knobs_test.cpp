@@ -120,6 +120,17 @@ TEST(BatchingKnobs, CountsBelowOneAreRefused) {
   }
 }
 
+// Block numbers, and their places in a replica's identity map, are 32-bit.
+TEST(BatchingKnobs, CountsBeyondTheBlockNumbersAreRefused) {
+  BatchingKnobs k;
+  k.kv_blocks = kMaxKvBlocks + 1;
+  EXPECT_EQ(error_of(k), "settings.json: batching.kv_blocks: must be at most 67108864");
+  k.kv_blocks = kMaxKvBlocks;
+  EXPECT_EQ(error_of(k), "");
+  k.replicas = kMaxKvBlocks + 1;
+  EXPECT_EQ(error_of(k), "settings.json: batching.replicas: must be at most 67108864");
+}
+
 TEST(BatchingKnobs, NegativeCostsAndPowersAreRefused) {
   const std::pair<const char*, double BatchingKnobs::*> amounts[] = {
       {"step_base_s", &BatchingKnobs::step_base_s},
