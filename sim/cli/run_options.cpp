@@ -42,6 +42,46 @@ const std::vector<KnobFlag>& knob_flags() {
       {"idle-power", "server.idle_power_w", "server power when idle, W (420)", KnobFlag::kReal},
       {"max-power", "server.max_power_w", "server power with every core busy, W (720)",
        KnobFlag::kReal},
+      {"replicas", "batching.replicas", "batching: engine replicas, each with its own KV cache (1)",
+       KnobFlag::kWhole},
+      {"router", "batching.router",
+       "batching: round-robin, least-requests, kv-aware or prefix (round-robin)", KnobFlag::kText},
+      {"max-num-seqs", "batching.max_num_seqs", "batching: most requests running a replica (1024)",
+       KnobFlag::kWhole},
+      {"max-num-batched-tokens", "batching.max_num_batched_tokens",
+       "batching: tokens a step may schedule (8192)", KnobFlag::kWhole},
+      {"block-tokens", "batching.block_tokens", "batching: tokens a KV block holds (16)",
+       KnobFlag::kWhole},
+      {"kv-blocks", "batching.kv_blocks", "batching: usable KV blocks a replica (31250)",
+       KnobFlag::kWhole},
+      {"max-model-len", "batching.max_model_len",
+       "batching: longest request, prompt + output, accepted (min(131072, kv-blocks x "
+       "block-tokens))",
+       KnobFlag::kWhole},
+      {"prefix-caching", "batching.prefix_caching",
+       "batching: on or off: share cached prompt blocks between requests (on)", KnobFlag::kSwitch},
+      {"reserve-full-prompt", "batching.reserve_full_prompt",
+       "batching: on or off: admit a request only if its whole prompt fits (on)",
+       KnobFlag::kSwitch},
+      {"step-base-s", "batching.step_base_s", "batching: fixed cost of a step, s (0.0065)",
+       KnobFlag::kReal},
+      {"step-prefill-token-s", "batching.step_prefill_token_s",
+       "batching: cost of a prefill token, s (1.98e-5)", KnobFlag::kReal},
+      {"step-prefill-pair-s", "batching.step_prefill_pair_s",
+       "batching: cost of a (query, key) pair of prefill attention, s (1.2e-9)", KnobFlag::kReal},
+      {"step-decode-token-s", "batching.step_decode_token_s",
+       "batching: cost of a decode token, s (2e-5)", KnobFlag::kReal},
+      {"step-decode-context-s", "batching.step_decode_context_s",
+       "batching: cost of a context token read by a decode, s (4e-8)", KnobFlag::kReal},
+      {"gpu-idle-w", "batching.gpu_idle_w", "batching: power of an idle replica, W (100)",
+       KnobFlag::kReal},
+      {"gpu-max-w", "batching.gpu_max_w", "batching: power of a stepping replica, W (700)",
+       KnobFlag::kReal},
+      {"async-scheduling", "batching.async_scheduling",
+       "batching: on or off: plan a step while the one before runs (off)", KnobFlag::kSwitch},
+      {"lockstep", "batching.lockstep",
+       "batching: on or off: replicas step together, as data-parallel MoE engines (off)",
+       KnobFlag::kSwitch},
       {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
       {"format", "trace.format",
        "auto, azure-csv, mooncake-jsonl, burstgpt-csv, csv or jsonl (auto)", KnobFlag::kText},
@@ -94,6 +134,10 @@ nlohmann::json flag_value(const KnobFlag& flag, const std::string& text) {
       return parse_percentiles(text, label);
     case KnobFlag::kGoodput:
       return parse_goodput(text, label);
+    case KnobFlag::kSwitch:
+      if (text == "on" || text == "true") return true;
+      if (text == "off" || text == "false") return false;
+      throw InputError("", 0, label, "expected on or off, got '" + text + "'");
     case KnobFlag::kWhole: {
       std::uint64_t value = 0;
       const auto r = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -18,7 +18,8 @@ struct KnobFlag {
   const char* help;
   // kPercentiles: "50,90,99" as a list; kGoodput: vLLM's "ttft:500 e2el:2000"
   // as an object of bounds in ms ("none": null).
-  enum Kind { kReal, kWhole, kText, kResolution, kPercentiles, kGoodput } kind;
+  // kSwitch: on or off (true or false) as a JSON boolean.
+  enum Kind { kReal, kWhole, kText, kResolution, kPercentiles, kGoodput, kSwitch } kind;
 };
 
 const std::vector<KnobFlag>& knob_flags();

@@ -50,6 +50,8 @@ class RequestList {
   void add_block_range(HashRange range) { block_ranges_.push_back(range); }
   void set_block_ranges(std::vector<HashRange> ranges) { block_ranges_ = std::move(ranges); }
   bool has_block_ids() const { return block_ids_ != nullptr; }
+  // The tokens an id covers (Bh); 0 without ids.
+  std::uint32_t block_id_tokens() const { return block_ids_ != nullptr ? block_id_tokens_ : 0; }
 
   std::size_t size() const { return sizes_ == kWhole ? whole_.size() : arrival_ns_.size(); }
   bool empty() const { return size() == 0; }

@@ -9,6 +9,7 @@
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
 #include "core/statistics.hpp"
+#include "model/batching_server.hpp"
 #include "model/edge_server.hpp"
 #include "model/simulation.hpp"
 #include "report/request_log.hpp"
@@ -43,7 +44,11 @@ LoadedTrace load_trace(const Settings& settings) {
   return loaded;
 }
 
-std::unique_ptr<ServerModel> make_server(const Settings& settings) {
+std::unique_ptr<ServerModel> make_server(const Settings& settings, std::uint32_t block_id_tokens) {
+  if (settings.server_kind == "batching") {
+    check_batching_knobs(settings.batching, block_id_tokens, "");
+    return std::make_unique<BatchingServer>(settings.batching);
+  }
   return std::make_unique<EdgeServer>(settings.edge_knobs());
 }
 
@@ -58,7 +63,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
 
   DeviceFleet fleet(settings.devices);
   const NetworkPath network(settings.hops);
-  const std::unique_ptr<ServerModel> server = make_server(settings);
+  const std::unique_ptr<ServerModel> server = make_server(settings, result.tasks.block_id_tokens());
   const EnergyModel radio(settings.energy_knobs());
   const bool batching = settings.server_kind == "batching";
   ServingMetricsKnobs serving_knobs = settings.serving_knobs();

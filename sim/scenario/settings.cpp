@@ -164,6 +164,32 @@ KeySpec optional_seconds_key(std::optional<double> Settings::*member) {
           }};
 }
 
+// A count of the batching knobs, from 1 to `max`.
+KeySpec batching_count(std::int64_t BatchingKnobs::*member, std::int64_t max) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.batching.*member =
+                static_cast<std::int64_t>(whole(v, 1, static_cast<std::uint64_t>(max), src, l));
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+}
+
+// A cost or a power of the batching knobs: finite, at least 0.
+KeySpec batching_real(double BatchingKnobs::*member) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.batching.*member = at_least(v, 0, src, l);
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+}
+
+// On or off: true or false.
+KeySpec batching_switch(bool BatchingKnobs::*member) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (!v.is_boolean()) bad(src, l, "expected true or false, got " + shown(v));
+            s.batching.*member = v.get<bool>();
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+}
+
 // Free text; empty means "not set".
 KeySpec text_key(std::string Settings::*member) {
   return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
@@ -282,6 +308,44 @@ const Table& table() {
       {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
       {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
       {"server.max_power_w", real_key(&Settings::max_power_w, non_negative)},
+      {"batching.replicas", batching_count(&BatchingKnobs::replicas, 1'000'000)},
+      {"batching.router",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          const std::string name = text(v, src, l);
+          if (!parse_router_kind(name, s.batching.router)) {
+            bad(src, l, "must be round-robin, least-requests, kv-aware or prefix, got " + shown(v));
+          }
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(to_string(s.batching.router)); }}},
+      {"batching.max_num_seqs", batching_count(&BatchingKnobs::max_num_seqs, kMaxKvBlocks)},
+      {"batching.max_num_batched_tokens",
+       batching_count(&BatchingKnobs::max_num_batched_tokens, std::int64_t{1} << 40)},
+      {"batching.block_tokens", batching_count(&BatchingKnobs::block_tokens, kMaxKvBlocks)},
+      {"batching.kv_blocks", batching_count(&BatchingKnobs::kv_blocks, kMaxKvBlocks)},
+      {"batching.max_model_len",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          if (v.is_null()) {
+            s.batching.max_model_len.reset();
+          } else {
+            s.batching.max_model_len =
+                static_cast<std::int64_t>(whole(v, 1, std::uint64_t{1} << 52, src, l));
+          }
+        },
+        [](const Settings& s) {
+          return s.batching.max_model_len ? nlohmann::ordered_json(*s.batching.max_model_len)
+                                          : nlohmann::ordered_json(nullptr);
+        }}},
+      {"batching.prefix_caching", batching_switch(&BatchingKnobs::prefix_caching)},
+      {"batching.reserve_full_prompt", batching_switch(&BatchingKnobs::reserve_full_prompt)},
+      {"batching.step_base_s", batching_real(&BatchingKnobs::step_base_s)},
+      {"batching.step_prefill_token_s", batching_real(&BatchingKnobs::step_prefill_token_s)},
+      {"batching.step_prefill_pair_s", batching_real(&BatchingKnobs::step_prefill_pair_s)},
+      {"batching.step_decode_token_s", batching_real(&BatchingKnobs::step_decode_token_s)},
+      {"batching.step_decode_context_s", batching_real(&BatchingKnobs::step_decode_context_s)},
+      {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w)},
+      {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w)},
+      {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
+      {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
       {"network.hops",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           s.hops = hops_from(v, src, l);
@@ -546,13 +610,18 @@ void validate_settings(const Settings& s, const std::string& source) {
         "must be at least server.idle_power_w (" + json(s.idle_power_w).dump() + "), got " +
             json(s.max_power_w).dump());
   }
+  // The block size against the trace's is checked once the trace is read.
+  if (s.server_kind == "batching") check_batching_knobs(s.batching, 0, source);
 }
 
 nlohmann::ordered_json settings_to_json(const Settings& settings) {
   nlohmann::ordered_json out;
   for (const auto& [key, spec] : table()) {
     const auto dot = key.find('.');
-    out[key.substr(0, dot)][key.substr(dot + 1)] = spec.get(settings);
+    const std::string section = key.substr(0, dot);
+    // The batching knobs are a run's only when its server batches.
+    if (section == "batching" && settings.server_kind != "batching") continue;
+    out[section][key.substr(dot + 1)] = spec.get(settings);
   }
   return out;
 }
