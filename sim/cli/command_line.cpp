@@ -11,7 +11,9 @@
 #include <optional>
 
 #include "cli/calibrate_command.hpp"
+#include "cli/capacity_command.hpp"
 #include "cli/inspect_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/run_options.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
@@ -27,6 +29,15 @@
 namespace infersim {
 namespace po = boost::program_options;
 using nlohmann::json;
+
+std::string utc_now_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return stamp;
+}
 
 namespace {
 
@@ -48,15 +59,6 @@ constexpr const char* kUsage =
     "\n"
     "`infersim run --help` lists the run options; `infersim sweep --help` (merge,\n"
     "capacity) the others.\n";
-
-std::string utc_now_iso() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return stamp;
-}
 
 // The mode flags are shorthands for --mode; at most one of them may be given.
 std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
