@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cli/command_options.hpp"
+#include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
 #include "report/run_folder.hpp"
 #include "scenario/capacity.hpp"
@@ -46,6 +47,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       "modes", po::value<std::string>(), "recorded, synthetic or both (recorded,synthetic)");
   add_jobs_option(options);
   add_run_options(options);
+  add_name_option(options, "capacity");
   const po::variables_map vm = parse_command(args, options, {}, "capacity");
   if (vm.count("help")) {
     out << kCapacityUsage << '\n' << options;
@@ -117,7 +119,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   const unsigned threads = threads_from(vm);
 
   RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "capacity",
-                                        vm.count("force"));
+                                        vm.count("force"), folder_name(vm));
   const LoadedTrace loaded = load_and_warn(base, err);
   const auto value = [&](double v) { return capacity_value_text(search, v); };
   out << "Capacity: the smallest " << search.knob << " from " << value(search.min) << " to "

@@ -97,6 +97,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "measured", po::value<std::string>(),
       "the benchmark the trace was measured by (aiperf JSONL, vLLM JSON or CSV), matched to the "
       "replay by order: writes measured.csv and the TTFT and E2E mean absolute % errors");
+  add_name_option(options, "<mode>");
   for (const KnobFlag& flag : knob_flags()) {
     if (flag.kind == KnobFlag::kGoodput) {
       // vLLM's form, --goodput ttft:500 e2el:2000, or the flag repeated.
@@ -161,7 +162,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 
   // Everything that can fail on input fails before a folder exists.
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
-                                        settings.mode, vm.count("force") > 0);
+                                        settings.mode, vm.count("force") > 0, folder_name(vm));
   LoadedTrace loaded = load_trace(settings);
   if (loaded.trace.out_of_order > 0) {
     err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order

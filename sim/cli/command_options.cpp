@@ -25,7 +25,13 @@ std::string general(double value) {
 // The knobs --vary and capacity can vary: those that take one number.
 bool is_numeric(const KnobFlag& flag) {
   return flag.kind == KnobFlag::kReal || flag.kind == KnobFlag::kWhole ||
-         flag.kind == KnobFlag::kResolution;
+         flag.kind == KnobFlag::kResolution || flag.kind == KnobFlag::kDuration;
+}
+
+// What a run writes beside its summary, which sweeps and capacity searches do
+// not write: the flags are refused rather than ignored.
+bool is_summary_only(const KnobFlag& flag) {
+  return flag.flag == std::string("per-request") || flag.flag == std::string("plots");
 }
 
 }  // namespace
@@ -44,6 +50,9 @@ void add_run_options(po::options_description& options) {
       // As run takes it: --goodput ttft:500 e2el:2000, or the flag repeated.
       options.add_options()(
           flag.flag, po::value<std::vector<std::string>>()->multitoken()->composing(), flag.help);
+    } else if (is_summary_only(flag)) {
+      options.add_options()(flag.flag, po::value<std::string>(),
+                            "refused: each run keeps only its summary (no requests.csv, no plots)");
     } else {
       options.add_options()(flag.flag, po::value<std::string>(), flag.help);
     }
@@ -114,10 +123,17 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
       continue;
     }
     const std::string value = text_of(vm, flag.flag);
-    if (std::string(flag.flag) == "per-request" && value != "none") {
-      throw InputError("", 0, "--per-request",
-                       "a sweep or capacity search writes no requests.csv (its runs keep only "
-                       "their summaries); run one point with infersim run --per-request csv");
+    if (is_summary_only(flag)) {
+      const std::string what = section_name == "sweep" ? "a sweep" : "a capacity search";
+      throw InputError("", 0, std::string("--") + flag.flag,
+                       flag.flag == std::string("plots")
+                           ? what +
+                                 " draws no plots (its runs keep only their summaries); run "
+                                 "one point with infersim run for its plots"
+                           : what +
+                                 " writes no requests.csv (its runs keep only their "
+                                 "summaries); run one point with infersim run --per-request "
+                                 "csv");
     }
     set_knob(settings, flag, value);
   }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/command_options.hpp"
+#include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
 #include "report/run_folder.hpp"
 #include "scenario/sweep.hpp"
@@ -31,6 +32,7 @@ int run_merge_command(const std::vector<std::string>& args, std::ostream& out, s
       "the merged folder (default output/<YYYYmmdd-HHMMSS>-sweep)")(
       "force", "write into --output even if it holds files")(
       "part", po::value<std::vector<std::string>>(), "a shard's folder (positional, repeatable)");
+  add_name_option(options, "sweep");
   po::positional_options_description positional;
   positional.add("part", -1);
   const po::variables_map vm = parse_command(args, options, positional, "merge");
@@ -69,7 +71,7 @@ int run_merge_command(const std::vector<std::string>& args, std::ostream& out, s
   const std::string merged = merge_sweep_parts(parts);
 
   RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "sweep",
-                                        vm.count("force"));
+                                        vm.count("force"), folder_name(vm));
   // The sweep's settings.json: the base settings and the definition.
   nlohmann::ordered_json settings = parts.front().shard["settings"];
   settings["sweep"] = parts.front().shard["sweep"];

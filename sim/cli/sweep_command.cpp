@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cli/command_options.hpp"
+#include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
 #include "report/number_format.hpp"
 #include "report/run_folder.hpp"
@@ -31,6 +32,7 @@ constexpr const char* kSweepUsage =
 
 double range_number(const KnobFlag& flag, const std::string& text, const std::string& label) {
   if (flag.kind == KnobFlag::kResolution) return parse_time_resolution(text, label);
+  if (flag.kind == KnobFlag::kDuration) return parse_duration(text, label);
   double value = 0;
   const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() ||
@@ -135,6 +137,7 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
       "shard", po::value<std::string>(), "K/N: run the points whose index modulo N is K-1");
   add_jobs_option(options);
   add_run_options(options);
+  add_name_option(options, "sweep");
   const po::variables_map vm = parse_command(args, options, {}, "sweep");
   if (vm.count("help")) {
     out << kSweepUsage << '\n' << options;
@@ -165,7 +168,7 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
 
   // Everything that can fail on input fails before a folder exists.
   RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "sweep",
-                                        vm.count("force"));
+                                        vm.count("force"), folder_name(vm));
   const LoadedTrace loaded = load_and_warn(base, err);
 
   out << "Sweep: " << points << " points";

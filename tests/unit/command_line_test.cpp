@@ -448,3 +448,73 @@ TEST_F(SyntheticFromTheReplay, SweepAndCapacityDrawTheSameRequests) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+class Conventions : public CommandLine {};
+
+TEST_F(Conventions, ReplicationsAreRefusedInTheRecordedMode) {
+  const auto r = run({"--replications", "3"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("synthetic.replications: applies to the synthetic mode only"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+  EXPECT_EQ(run({"--replications", "1"}, "one").status, 0);
+  const auto compare = test::run_cli(
+      {"run", "--replications", "2", "--trace", trace_, "--output", (dir_ / "compare").string()});
+  EXPECT_EQ(compare.status, 0) << compare.err;
+}
+
+TEST_F(Conventions, WindowFlagsTakeSecondsOrAUnit) {
+  // 0.250 s and 90.5 s: an end at 1 s keeps the first two of the three requests.
+  for (const std::string end : {"1", "1s", "1000ms", "1000000us", "1000000000ns"}) {
+    const auto r =
+        run({"--end-offset", end, "--start-offset", "0ms", "--max-idle-gap", "0.5s"}, "end-" + end);
+    ASSERT_EQ(r.status, 0) << end << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("2 requests scheduled between 0 and 0.25 s")) << end;
+    const auto settings =
+        nlohmann::json::parse(test::read_file(dir_ / ("end-" + end) / "settings.json"));
+    EXPECT_EQ(settings["run"]["end_offset_s"], 1.0) << end;
+    EXPECT_EQ(settings["run"]["start_offset_s"], 0.0) << end;
+    EXPECT_EQ(settings["run"]["max_idle_gap_s"], 0.5) << end;
+  }
+  const auto bad = run({"--end-offset", "10min"}, "bad");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--end-offset: expected seconds or a duration such as 600s or "
+                                 "600000ms, got '10min'"));
+  const auto help = test::run_cli({"run", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("a bare number is seconds"));
+}
+
+TEST_F(Conventions, NameEndsTheDefaultFolderName) {
+  const test::InFolder here(dir_);
+  const auto r = test::run_cli({"run", "--recorded", "--trace", trace_, "--name", "baseline-2x"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<fs::path> made;
+  for (const auto& entry : fs::directory_iterator(dir_ / "output"))
+    made.push_back(entry.path().filename());
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_THAT(made[0].string(), ::testing::MatchesRegex("[0-9]{8}-[0-9]{6}-recorded-baseline-2x"));
+  EXPECT_THAT(r.out, HasSubstr("Run folder: output/" + made[0].string() + "\n"));
+  EXPECT_TRUE(fs::exists(dir_ / "output" / made[0] / "summary.json"));
+
+  for (const std::string name : {"a/b", "", "..", ".hidden", "tab\there"}) {
+    const auto refused = test::run_cli({"run", "--recorded", "--trace", trace_, "--name", name});
+    EXPECT_EQ(refused.status, 2) << name;
+    EXPECT_THAT(refused.err, HasSubstr("--name: ")) << name;
+  }
+  const auto both = test::run_cli(
+      {"run", "--recorded", "--trace", trace_, "--name", "x", "--output", "elsewhere"});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_THAT(both.err, HasSubstr("--name: conflicts with --output"));
+  const auto sweep = test::run_cli(
+      {"sweep", "--vary", "cores=1,2", "--modes", "recorded", "--trace", trace_, "--name", "grid"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  std::size_t grids = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "output"))
+    grids += entry.path().filename().string().ends_with("-sweep-grid");
+  EXPECT_EQ(grids, 1u);
+}
+
+}  // namespace
+}  // namespace infersim
