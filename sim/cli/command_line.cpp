@@ -12,6 +12,7 @@
 
 #include "cli/calibrate_command.hpp"
 #include "cli/capacity_command.hpp"
+#include "cli/data_files.hpp"
 #include "cli/inspect_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/run_options.hpp"
@@ -120,7 +121,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
 
   Settings settings;
-  if (vm.count("settings")) apply_settings_file(settings, vm["settings"].as<std::string>());
+  if (vm.count("settings")) {
+    apply_settings_file(settings, find_settings_file(vm["settings"].as<std::string>()));
+  }
   if (const auto mode = mode_from_flags(vm)) set_setting(settings, "run.mode", *mode, "", "--mode");
   if (vm.count("synthetic")) {
     set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");
@@ -152,6 +155,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // A trace named on the command line replaces the one a settings file pinned.
   if (vm.count("trace")) settings.trace_sha256.reset();
   validate_settings(settings, "");
+  find_trace(settings);
   unsigned threads = usable_cores();
   if (vm.count("jobs")) {
     const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/command_line.hpp"
+#include "cli/data_files.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/cores.hpp"
 #include "core/input_error.hpp"
@@ -94,7 +95,7 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
   Settings settings;
   section = nullptr;
   if (vm.count("settings")) {
-    const std::string path = text_of(vm, "settings");
+    const std::string path = find_settings_file(text_of(vm, "settings"));
     std::ifstream in(path, std::ios::binary);
     std::ostringstream content;
     content << in.rdbuf();
@@ -154,6 +155,7 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
   if (vm.count("trace")) settings.trace_sha256.reset();
   settings.per_request = "none";
   validate_settings(settings, "");
+  find_trace(settings);
   return settings;
 }
 
