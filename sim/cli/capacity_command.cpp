@@ -116,6 +116,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   check_capacity_search(search);
   const std::vector<std::string> modes = parse_modes(given("modes").value_or(kDefaultModes));
   base.mode = sweep_run_mode(modes);
+  validate_settings(base, "");  // what the modes rule out (replications in the recorded mode)
   const unsigned threads = threads_from(vm);
 
   RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "capacity",

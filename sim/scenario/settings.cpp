@@ -538,8 +538,8 @@ void validate_settings(const Settings& s, const std::string& source) {
   }
   if (s.mode == "recorded" && s.replications != 1) {
     bad(source, "synthetic.replications",
-        "applies to the synthetic mode only (the recorded mode replays the trace once); run "
-        "--mode compare or synthetic, or leave it at 1");
+        "applies to the synthetic mode only (the recorded mode replays the trace once); leave "
+        "it at 1 for a recorded run");
   }
   if (s.max_power_w < s.idle_power_w) {
     bad(source, "server.max_power_w",

@@ -289,6 +289,9 @@ TEST_F(CapacityCommand, BadSearchesAreRefusedBeforeAnythingIsWritten) {
        "--plots: a capacity search draws no plots"},
       {{"--target", "success_rate>=1", "--vary", "cores", "--per-request", "none"},
        "--per-request: a capacity search writes no requests.csv"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--modes", "recorded", "--replications",
+        "2"},
+       "synthetic.replications: applies to the synthetic mode only"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = capacity(args);
