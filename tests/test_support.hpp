@@ -64,4 +64,18 @@ inline CliResult run_cli(const std::vector<std::string>& args) {
   return {status, out.str(), err.str()};
 }
 
+// Makes `dir` the current folder until it goes, then the one before again.
+class InFolder {
+ public:
+  explicit InFolder(const std::filesystem::path& dir) : before_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~InFolder() { std::filesystem::current_path(before_); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  std::filesystem::path before_;
+};
+
 }  // namespace infersim::test

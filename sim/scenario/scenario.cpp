@@ -106,8 +106,15 @@ GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace
 SimTime shared_run_length(const Settings& settings, const Trace& trace) {
   const ArrivalKnobs knobs = settings.arrival_knobs();
   if (knobs.duration) return SimTime::zero() + *knobs.duration;
-  if (trace.records.empty()) return SimTime::zero();
-  return run_length_for(arrival_for_offset(trace.records.back().offset_ns, knobs));
+  // The last request the recorded mode replays, after the window and the gap
+  // cap, as TraceRequestGenerator finds it.
+  OffsetReplay replay(knobs);
+  std::optional<std::int64_t> last;
+  for (const TraceRecord& record : trace.records) {
+    if (const std::optional<std::int64_t> offset = replay.next(record.offset_ns)) last = offset;
+  }
+  if (!last) return SimTime::zero();
+  return run_length_for(arrival_for_offset(*last, knobs));
 }
 
 GeneratedRequests generate_synthetic(const Settings& settings, const Trace& trace,

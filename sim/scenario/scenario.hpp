@@ -44,8 +44,9 @@ GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace
 // generate_recorded, then simulate.
 ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests);
 
-// The run length both modes share: --duration, else the recorded trace's last
-// arrival rounded up to a minute.
+// The run length both modes share: --duration, else the last arrival the
+// recorded mode replays (after the window, the gap cap, the time scale and the
+// resolution) rounded up to a minute.
 SimTime shared_run_length(const Settings& settings, const Trace& trace);
 
 // The synthetic mode's tasks for one seed (MODEL.md section 9).

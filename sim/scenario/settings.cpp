@@ -605,6 +605,11 @@ void validate_settings(const Settings& s, const std::string& source) {
     bad(source, "synthetic.burstiness",
         "applies to gamma arrivals only; set synthetic.arrivals to gamma (--arrivals gamma)");
   }
+  if (s.mode == "recorded" && s.replications != 1) {
+    bad(source, "synthetic.replications",
+        "applies to the synthetic mode only (the recorded mode replays the trace once); leave "
+        "it at 1 for a recorded run");
+  }
   if (s.max_power_w < s.idle_power_w) {
     bad(source, "server.max_power_w",
         "must be at least server.idle_power_w (" + json(s.idle_power_w).dump() + "), got " +

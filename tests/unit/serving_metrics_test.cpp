@@ -320,6 +320,23 @@ TEST(GoodputFlag, ReadsVllmSyntax) {
   EXPECT_TRUE(parse_goodput("none", "--goodput").is_null());
 }
 
+// aiperf names the same bounds by its metrics: time_to_first_token,
+// inter_token_latency ((e2e - ttft) / (generated - 1), vLLM's TPOT) and
+// request_latency, in milliseconds.
+TEST(GoodputFlag, ReadsAiperfNames) {
+  EXPECT_EQ(parse_goodput("time_to_first_token:100 inter_token_latency:3.40", "--goodput"),
+            nlohmann::json({{"ttft_ms", 100.0}, {"tpot_ms", 3.4}}));
+  EXPECT_EQ(parse_goodput("request_latency:2000,ttft:500", "--goodput"),
+            nlohmann::json({{"e2el_ms", 2000.0}, {"ttft_ms", 500.0}}));
+  EXPECT_THROW(parse_goodput("ttft:1 time_to_first_token:2", "--goodput"), InputError);
+  try {
+    parse_goodput("request_latncy:5", "--goodput");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("did you mean request_latency?"));
+  }
+}
+
 TEST(GoodputFlag, BadWordsAreNamed) {
   auto message = [](const std::string& text) {
     try {
