@@ -1,16 +1,19 @@
 #include "trace/csv_rows.hpp"
 
-#include <algorithm>
 #include <cstring>
 
-// The bytes are in memory already: no reading thread is needed. GCC 12 warns
-// about the parser's copy of a file name into its error type, which the
-// rows never use (they name the file themselves).
+// Only the parser's splitting is used (TextLines gives the lines), so no
+// reading thread. GCC 12 warns about the header's copy of a file name into
+// its error type, which the rows never use.
 #define CSV_IO_NO_THREAD
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-truncation"
+#endif
 #include <libfccp/csv.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include "core/input_error.hpp"
 #include "trace/record_fields.hpp"
@@ -47,52 +50,35 @@ const char* quoting_error(const char* begin, const char* end) {
 
 }  // namespace
 
-CsvRows::CsvRows(std::string_view bytes, const std::string& path) : path_(path) {
-  // A NUL byte would end the parser's line early, dropping the rest.
-  const void* nul = std::memchr(bytes.data(), '\0', bytes.size());
-  if (nul != nullptr) {
-    const auto at = static_cast<std::size_t>(static_cast<const char*>(nul) - bytes.data());
-    const auto line =
-        static_cast<std::uint64_t>(std::count(bytes.begin(), bytes.begin() + at, '\n'));
-    throw InputError(path, line + 1, "", "a NUL byte (is this a text file?)");
-  }
-  lines_ = std::make_unique<io::LineReader>(path, bytes.data(), bytes.data() + bytes.size());
-}
-
-CsvRows::~CsvRows() = default;
-
-std::uint64_t CsvRows::line() const {
-  return lines_->get_file_line();
-}
-
 std::string CsvRows::field_name(std::size_t index) const {
   return index < names_.size() ? printable(names_[index]) : std::string();
 }
 
 bool CsvRows::next(std::vector<std::string_view>& fields) {
   fields.clear();
-  char* line = nullptr;
-  try {
-    line = lines_->next_line();
-  } catch (const io::error::line_length_limit_exceeded&) {
-    throw InputError(path_, this->line(), "", "line too long for a CSV line (is this a CSV file?)");
+  std::string_view text;
+  if (!lines_.next(text)) return false;
+  // The parser reads a line as a C string: a NUL byte would end it early.
+  if (text.find('\0') != std::string_view::npos) {
+    throw InputError(path_, line(), "", "a NUL byte (is this a text file?)");
   }
-  if (line == nullptr) return false;
-  if (line[std::strspn(line, " \t")] == '\0') return true;
-  for (std::size_t index = 0; line != nullptr; ++index) {
+  if (text.find_first_not_of(" \t") == std::string_view::npos) return true;
+  line_.assign(text);
+  char* rest = line_.data();  // the parser sets it to null after the last field
+  for (std::size_t index = 0; rest != nullptr; ++index) {
     char* begin = nullptr;
     char* end = nullptr;
-    const char* start = line + std::strspn(line, " \t");
+    const char* start = rest + std::strspn(rest, " \t");
     try {
-      io::detail::chop_next_column<Quote>(line, begin, end);
+      io::detail::chop_next_column<Quote>(rest, begin, end);
     } catch (const io::error::escaped_string_not_closed&) {
       // The parser takes any quote for an opening one.
-      throw InputError(path_, this->line(), field_name(index),
+      throw InputError(path_, line(), field_name(index),
                        *start == '"' ? kNotClosed : kInsideUnquoted);
     }
     Trim::trim(begin, end);
     if (const char* error = quoting_error(begin, end)) {
-      throw InputError(path_, this->line(), field_name(index), error);
+      throw InputError(path_, line(), field_name(index), error);
     }
     Quote::unescape(begin, end);
     fields.emplace_back(begin, static_cast<std::size_t>(end - begin));
