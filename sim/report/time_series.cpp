@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/fixed_divisor.hpp"
 #include "core/input_error.hpp"
 #include "report/number_format.hpp"
 #include "report/summary.hpp"
@@ -28,7 +27,7 @@ void check_order(const Request& task, const RequestOutcome& o) {
 }  // namespace
 
 TimeSeriesCollector::TimeSeriesCollector(Duration slice)
-    : slice_(slice), divide_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
+    : slice_(slice), slice_ns_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
 
 TimeSeriesCollector::Raw& TimeSeriesCollector::grow(std::size_t j) {
   raw_.resize(std::max(j + 1, 2 * raw_.size()));
@@ -40,7 +39,8 @@ std::size_t TimeSeriesCollector::slice_of(std::int64_t t) {
   if (static_cast<std::uint64_t>(t - cached_start_) < static_cast<std::uint64_t>(cached_width_)) {
     return cached_slice_;
   }
-  const auto j = static_cast<std::size_t>(std::min<std::int64_t>(divide_(t), kMaxSlices));
+  const auto j =
+      static_cast<std::size_t>(std::min<std::int64_t>(t <= 0 ? 0 : t / slice_ns_, kMaxSlices));
   if (j < kMaxSlices && t >= 0) {
     cached_slice_ = j;
     cached_start_ = static_cast<std::int64_t>(j) * slice_.count_ns();

@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/fixed_divisor.hpp"
 #include "core/sim_time.hpp"
 #include "core/sorted_queue.hpp"
 #include "model/energy_model.hpp"
@@ -132,7 +131,7 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   void close_waits_below(std::size_t slice);
 
   Duration slice_;
-  FixedDivisor divide_;  // by the slice's nanoseconds (1 when it is not positive)
+  std::int64_t slice_ns_;  // the slice's nanoseconds (1 when it is not positive)
   // The slice slice_of found last: [cached_start_, cached_start_ + cached_width_).
   std::size_t cached_slice_ = 0;
   std::int64_t cached_start_ = 0;
