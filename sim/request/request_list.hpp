@@ -80,9 +80,15 @@ class RequestList {
     }
     return real_[k].generated;
   }
-  // Request k, derived (MODEL.md section 5).
+  // Request k, derived (MODEL.md section 5), with its block ids.
   Request operator[](std::size_t k) const {
-    return make_request(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
+    Request request = make_request(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
+    if (block_ids_ != nullptr) {
+      const HashRange r = block_ranges_[k];
+      request.block_ids = {block_ids_->data() + r.begin, r.count};
+      request.block_id_tokens = block_id_tokens_;
+    }
+    return request;
   }
   Request front() const { return (*this)[0]; }
   Request back() const { return (*this)[size() - 1]; }

@@ -361,7 +361,7 @@ const Table& table() {
         [](const Settings& s) { return nlohmann::ordered_json(s.trace_path); }}},
       {"trace.format",
        choice_key(&Settings::trace_format, {"auto", "azure-csv", "mooncake-jsonl", "burstgpt-csv",
-                                            "aiperf-jsonl", "csv", "jsonl"})},
+                                            "aiperf-jsonl", "token-ids-jsonl", "csv", "jsonl"})},
       {"trace.timestamp_column", text_key(&Settings::timestamp_column)},
       {"trace.input_column", text_key(&Settings::input_column)},
       {"trace.output_column", text_key(&Settings::output_column)},
