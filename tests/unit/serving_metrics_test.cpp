@@ -106,7 +106,7 @@ TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
     ServingMetrics metrics({{25, 50, 99}, std::nullopt}, tasks.size(), &tasks);
     for (std::size_t i = 0; i < tasks.size(); ++i)
       metrics.on_request(i, tasks[i], outcomes[i]);
-    if (way > 0) metrics.prepare(way == 2);
+    if (way > 0) EXPECT_EQ(metrics.prepare(way == 2), way == 2);  // the path taken
     metrics.append_to(summaries[way]);
     cdfs[way] = metrics.cdf();
   }
