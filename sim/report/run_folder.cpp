@@ -98,7 +98,8 @@ namespace {
 constexpr const char* kOwnFiles[] = {"requests.csv",  "summary.json",   "summary.csv",
                                      "settings.json", "timeseries.csv", "cdf.csv",
                                      "report.html",   "measured.csv",   "replications.csv",
-                                     "sweep.csv",     "shard.json",     "capacity.json"};
+                                     "sweep.csv",     "shard.json",     "capacity.json",
+                                     "capacity.csv"};
 
 void remove_own_files(const fs::path& dir) {
   std::error_code error;
