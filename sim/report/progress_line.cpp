@@ -54,7 +54,9 @@ std::string ProgressLine::line(std::size_t done, double elapsed_s) const {
   const bool over = done >= total_;
   std::string text = what_ + ": ";
   if (total_is_bound_) {
-    text += std::to_string(done) + " " + unit_;
+    // "1 run", "2 runs": the count alone takes the unit's number.
+    const bool one = done == 1 && unit_.ends_with('s');
+    text += std::to_string(done) + " " + (one ? unit_.substr(0, unit_.size() - 1) : unit_);
     if (!over) text += " of at most " + std::to_string(total_);
   } else {
     text += std::to_string(done) + "/" + std::to_string(total_) + " " + unit_;

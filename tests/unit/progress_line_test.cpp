@@ -87,6 +87,15 @@ TEST(ProgressLine, ABoundIsSaidAsOne) {
             "capacity: 8 runs in 4 s, 2 runs/s\n");
 }
 
+TEST(ProgressLine, OneRunIsOne) {
+  FakeClock time;
+  std::ostringstream out;
+  ProgressLine line(out, false, "capacity", "runs", 24, true, time.clock());
+  time.now += 4;
+  line.update(1);
+  EXPECT_EQ(out.str(), "capacity: 1 run of at most 24, 0.25 runs/s, at most 1 min 32 s left\n");
+}
+
 TEST(ProgressLine, UpdatesComingOutOfOrderNeverGoBack) {
   FakeClock time;
   std::ostringstream out;
