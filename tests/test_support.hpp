@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +52,46 @@ inline std::string read_file(const std::filesystem::path& path) {
   std::ostringstream content;
   content << in.rdbuf();
   return content.str();
+}
+
+// A CSV file the program wrote (no quoted cells), one map a row from the
+// header's names to the cells.
+inline std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::path& path) {
+  std::istringstream text(read_file(path));
+  auto cells_of = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');)
+      cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    return cells;
+  };
+  std::string line;
+  std::getline(text, line);
+  const std::vector<std::string> header = cells_of(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(text, line)) {
+    const std::vector<std::string> cells = cells_of(line);
+    EXPECT_EQ(cells.size(), header.size()) << path << ": " << line;
+    std::map<std::string, std::string>& row = rows.emplace_back();
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
+      row[header[i]] = cells[i];
+  }
+  return rows;
+}
+
+// Seconds as requests.csv prints them, with exactly nine decimals
+// ("12.000000001"), read exactly as nanoseconds: no floating point between
+// the file and the figure a test compares it with.
+inline std::int64_t ns_of(const std::string& seconds) {
+  const std::size_t dot = seconds.find('.');
+  EXPECT_TRUE(dot != std::string::npos && seconds.size() - dot == 10)
+      << "not nine decimals: '" << seconds << "'";
+  if (dot == std::string::npos) return 0;
+  const bool negative = !seconds.empty() && seconds.front() == '-';
+  const std::int64_t whole = std::stoll(seconds.substr(negative ? 1 : 0, dot - (negative ? 1 : 0)));
+  const std::int64_t ns = whole * 1'000'000'000 + std::stoll(seconds.substr(dot + 1));
+  return negative ? -ns : ns;
 }
 
 struct CliResult {
