@@ -1,9 +1,12 @@
-// Helpers shared by the tests: temporary files and folders, reading a file,
-// running the command line in-process, and where the traces are.
+// Helpers shared by the tests: temporary files and folders, reading a file
+// and its lines, CSV rows and nine-decimal seconds, catching an error's
+// message, running the command line in-process, where the traces are, and
+// skipping (or, under CI, failing) a test that cannot run.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "cli/command_line.hpp"
+#include "core/input_error.hpp"
 
 // Skips the running test on a developer's machine, and fails it under CI,
 // where a skip would pass the check it stands for silently:
@@ -41,14 +45,32 @@ inline bool under_ci() {
   return ci != nullptr && std::string(ci) == "true";
 }
 
-// The seed's trace, fetched by trace/fetch; a clear failure when missing.
-inline std::string seed_trace() {
-  const auto path = source_dir() / "trace" / "azure_llm_code_1h.csv";
+// A published trace under trace/, fetched by trace/fetch; a clear failure
+// when missing.
+inline std::string published_trace(const std::string& name) {
+  const auto path = source_dir() / "trace" / name;
   if (!std::filesystem::exists(path)) {
     ADD_FAILURE() << path << " is missing: run trace/fetch (see README.md)";
   }
   return path.string();
 }
+
+// The seed's trace.
+inline std::string seed_trace() {
+  return published_trace("azure_llm_code_1h.csv");
+}
+
+// Eight requests in two bursts: 1 core queues them, 4 do not.
+inline constexpr const char* kTwoBurstsTrace =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2024-01-01 00:00:00.000,1000,10\n"
+    "2024-01-01 00:00:00.000,2000,20\n"
+    "2024-01-01 00:00:00.100,500,5\n"
+    "2024-01-01 00:00:00.200,3000,30\n"
+    "2024-01-01 00:00:30.000,1000,40\n"
+    "2024-01-01 00:00:30.000,1500,15\n"
+    "2024-01-01 00:00:30.500,800,8\n"
+    "2024-01-01 00:00:59.000,1200,12\n";
 
 // A fresh empty folder under the test temp dir, unique to the running test.
 inline std::filesystem::path fresh_dir(const std::string& tag = "") {
@@ -68,6 +90,30 @@ inline std::filesystem::path write_file(const std::filesystem::path& path,
   return path;
 }
 
+// A file of the running test's own, written exactly (no newline
+// translation): `STEM-N.EXTENSION`, N counting the test's files, in a folder
+// of the test's under the test temp dir, emptied when the test writes its
+// first file there.
+inline std::filesystem::path temp_file(const std::string& stem, const std::string& bytes,
+                                       const std::string& extension) {
+  static std::string folder_test;
+  static std::filesystem::path folder;
+  static int files = 0;
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string test = std::string(info->test_suite_name()) + "." + info->name();
+  if (test != folder_test) {
+    folder = fresh_dir("files");
+    folder_test = test;
+    files = 0;
+  }
+  const auto path = folder / (stem + "-" + std::to_string(files++) + extension);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  out.close();
+  EXPECT_TRUE(out.good()) << "could not write " << path;
+  return path;
+}
+
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream content;
@@ -75,24 +121,49 @@ inline std::string read_file(const std::filesystem::path& path) {
   return content.str();
 }
 
+// The lines of a text, without their newlines.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+// The comma-separated fields of a line (no quoting), a trailing comma ending
+// in an empty field.
+inline std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, ',');)
+    fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+// Runs `action`, which must throw `Error` (InputError unless named), and
+// returns the error's message; a failure when nothing is thrown.
+template <typename Error = InputError, typename Action>
+std::string error_of(Action&& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "nothing was thrown";
+  return {};
+}
+
 // A CSV file the program wrote (no quoted cells), one map a row from the
 // header's names to the cells.
 inline std::vector<std::map<std::string, std::string>> read_csv(const std::filesystem::path& path) {
   std::istringstream text(read_file(path));
-  auto cells_of = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::istringstream fields(line);
-    for (std::string cell; std::getline(fields, cell, ',');)
-      cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-  };
   std::string line;
   std::getline(text, line);
-  const std::vector<std::string> header = cells_of(line);
+  const std::vector<std::string> header = fields_of(line);
   std::vector<std::map<std::string, std::string>> rows;
   while (std::getline(text, line)) {
-    const std::vector<std::string> cells = cells_of(line);
+    const std::vector<std::string> cells = fields_of(line);
     EXPECT_EQ(cells.size(), header.size()) << path << ": " << line;
     std::map<std::string, std::string>& row = rows.emplace_back();
     for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i)
@@ -125,6 +196,48 @@ inline CliResult run_cli(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   const int status = run_command_line(args, out, err);
   return {status, out.str(), err.str()};
+}
+
+// A fixture: a fresh folder of the test's holding `trace.csv` (the CSV text
+// the derived fixture gives), and commands run on that trace into folders
+// beside it.
+class TraceFolder : public ::testing::Test {
+ protected:
+  explicit TraceFolder(const char* trace_csv) : trace_csv_(trace_csv) {}
+  void SetUp() override {
+    dir_ = fresh_dir();
+    trace_ = write_file(dir_ / "trace.csv", trace_csv_).string();
+  }
+  // `COMMAND... --trace TRACE --output DIR/FOLDER EXTRA...`, in-process.
+  CliResult run_on_trace(std::vector<std::string> command, const std::string& folder,
+                         const std::vector<std::string>& extra) {
+    command.insert(command.end(), {"--trace", trace_, "--output", (dir_ / folder).string()});
+    command.insert(command.end(), extra.begin(), extra.end());
+    return run_cli(command);
+  }
+  std::filesystem::path dir_;
+  std::string trace_;
+
+ private:
+  const char* trace_csv_;
+};
+
+// The one line a run refused for bad input prints (status 2, nothing on
+// standard output), without the program's name.
+inline std::string one_error_line(const CliResult& r) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const std::string prefix = "infersim: ";
+  EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(r.err.empty());
+  if (!r.err.empty()) {
+    EXPECT_EQ(r.err.back(), '\n');
+  }
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+  EXPECT_EQ(r.err.find('\0'), std::string::npos);
+  if (r.err.size() <= prefix.size()) return {};
+  return r.err.substr(prefix.size(), r.err.size() - prefix.size() - 1);
 }
 
 }  // namespace infersim::test

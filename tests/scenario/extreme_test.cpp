@@ -71,8 +71,8 @@ class Extreme : public ::testing::Test {
 };
 
 TEST_F(Extreme, OneCoreUnderTheConversationHourQueuesThousands) {
-  const fs::path trace = test::source_dir() / "trace" / "azure_llm_conv_1h.csv";
-  ASSERT_TRUE(fs::exists(trace)) << trace << " is missing: run trace/fetch (see README.md)";
+  const fs::path trace = test::published_trace("azure_llm_conv_1h.csv");
+  ASSERT_TRUE(fs::exists(trace));
   const std::string text = test::read_file(trace);
   // lines after the header; the published file has no newline after its last line
   const double lines = static_cast<double>(std::count(text.begin(), text.end(), '\n') - 1 +

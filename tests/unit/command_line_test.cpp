@@ -20,20 +20,12 @@ constexpr const char* kTrace =
     "2024-01-01 00:00:00.250,500,0\n"
     "2024-01-01 00:01:30.500,2000,20\n";
 
-class CommandLine : public ::testing::Test {
+class CommandLine : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
+  CommandLine() : TraceFolder(kTrace) {}
+  test::CliResult run(const std::vector<std::string>& extra, const std::string& folder = "run") {
+    return run_on_trace({"run", "--recorded"}, folder, extra);
   }
-  test::CliResult run(std::vector<std::string> extra, const std::string& folder = "run") {
-    std::vector<std::string> args = {"run",  "--recorded", "--trace",
-                                     trace_, "--output",   (dir_ / folder).string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
-  }
-  fs::path dir_;
-  std::string trace_;
 };
 
 TEST_F(CommandLine, VersionNamesTheProgram) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
+#include "test_support.hpp"
 
 namespace infersim {
 namespace {
@@ -24,22 +25,10 @@ Validate run_validate(const std::vector<std::string>& args) {
 }
 
 std::string input_error_of(const std::vector<std::string>& args) {
-  try {
-    run_validate(args);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError";
-  return "";
+  return test::error_of([&] { run_validate(args); });
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
+using test::lines_of;
 
 TEST(ValidateCommand, LoadsMustBeUtilizationsBelowOne) {
   EXPECT_THAT(input_error_of({"--loads", "1.2"}), HasSubstr("--loads: "));
