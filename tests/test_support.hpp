@@ -240,4 +240,18 @@ inline std::string one_error_line(const CliResult& r) {
   return r.err.substr(prefix.size(), r.err.size() - prefix.size() - 1);
 }
 
+// Makes `dir` the current folder until it goes, then the one before again.
+class InFolder {
+ public:
+  explicit InFolder(const std::filesystem::path& dir) : before_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~InFolder() { std::filesystem::current_path(before_); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  std::filesystem::path before_;
+};
+
 }  // namespace infersim::test

@@ -11,7 +11,10 @@
 #include <optional>
 
 #include "cli/calibrate_command.hpp"
+#include "cli/capacity_command.hpp"
+#include "cli/data_files.hpp"
 #include "cli/inspect_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/run_options.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
@@ -27,6 +30,15 @@
 namespace infersim {
 namespace po = boost::program_options;
 using nlohmann::json;
+
+std::string utc_now_iso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return stamp;
+}
 
 namespace {
 
@@ -49,15 +61,6 @@ constexpr const char* kUsage =
     "`infersim run --help` lists the run options; `infersim sweep --help` (merge,\n"
     "capacity) the others.\n";
 
-std::string utc_now_iso() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return stamp;
-}
-
 // The mode flags are shorthands for --mode; at most one of them may be given.
 std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
   std::vector<std::string> given;
@@ -73,6 +76,24 @@ std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
   if (vm.count("mode")) return vm["mode"].as<std::string>();
   return std::nullopt;
 }
+
+// Says on the console what each mode replays, as the scenario goes.
+class ConsoleProgress : public ScenarioProgress {
+ public:
+  ConsoleProgress(std::ostream& out, const Settings& settings) : out_(out), settings_(settings) {}
+  void replaying(const GeneratedRequests& generated) override {
+    out_ << replay_line(generated) << '\n' << std::flush;
+  }
+  void drew(const ModeResult& synthetic, const TraceRates& rates) override {
+    out_ << synthetic_line(synthetic, rates, settings_.synthetic_arrivals,
+                           settings_.synthetic_sizes)
+         << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+  const Settings& settings_;
+};
 
 int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("run options");
@@ -95,6 +116,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "measured", po::value<std::string>(),
       "the benchmark the trace was measured by (aiperf JSONL, vLLM JSON or CSV), matched to the "
       "replay by order: writes measured.csv and the TTFT and E2E mean absolute % errors");
+  add_name_option(options, "<mode>");
   for (const KnobFlag& flag : knob_flags()) {
     if (flag.kind == KnobFlag::kGoodput) {
       // vLLM's form, --goodput ttft:500 e2el:2000, or the flag repeated.
@@ -117,7 +139,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
 
   Settings settings;
-  if (vm.count("settings")) apply_settings_file(settings, vm["settings"].as<std::string>());
+  if (vm.count("settings")) {
+    apply_settings_file(settings, find_settings_file(vm["settings"].as<std::string>()));
+  }
   if (const auto mode = mode_from_flags(vm)) set_setting(settings, "run.mode", *mode, "", "--mode");
   if (vm.count("synthetic")) {
     set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");
@@ -149,6 +173,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // A trace named on the command line replaces the one a settings file pinned.
   if (vm.count("trace")) settings.trace_sha256.reset();
   validate_settings(settings, "");
+  find_trace(settings);
   unsigned threads = usable_cores();
   if (vm.count("jobs")) {
     const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
@@ -159,7 +184,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 
   // Everything that can fail on input fails before a folder exists.
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
-                                        settings.mode, vm.count("force") > 0);
+                                        settings.mode, vm.count("force") > 0, folder_name(vm));
   LoadedTrace loaded = load_trace(settings);
   if (loaded.trace.out_of_order > 0) {
     err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
@@ -171,8 +196,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   out << trace_line(loaded.trace) << '\n';
   const bool per_request = settings.per_request == "csv";
-  const ScenarioResult result =
-      run_scenario_taking_records(settings, loaded.trace, per_request || measured, threads, &out);
+  ConsoleProgress progress(out, settings);
+  const ScenarioResult result = run_scenario_taking_records(
+      settings, loaded.trace, per_request || measured, threads, &progress);
   for (const ModeResult* r : result.modes())
     out << result_line(*r) << '\n';
   for (const ModeResult* r : result.modes())

@@ -14,4 +14,7 @@ namespace infersim {
 // (trace, settings, flags).
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// The time now in UTC as 2026-12-02T15:30:12Z: settings.json's meta.written_at.
+std::string utc_now_iso();
+
 }  // namespace infersim

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/data_files.hpp"
 #include "cli/run_options.hpp"
 #include "core/input_error.hpp"
 #include "report/console_report.hpp"
@@ -141,6 +142,7 @@ int run_inspect_command(const std::vector<std::string>& args, std::ostream& out,
     set_setting(settings, "trace.filter", vm["filter"].as<std::vector<std::string>>(), "",
                 "--filter");
   }
+  find_trace(settings);
   const Trace trace = read_trace(settings.trace_source());
   if (trace.out_of_order > 0) {
     err << "warning: " << trace.path << ": " << trace.out_of_order

@@ -1,5 +1,7 @@
 #include "cli/option_parsing.hpp"
 
+#include <algorithm>
+
 #include "core/input_error.hpp"
 #include "core/utf8.hpp"
 #include "scenario/settings.hpp"
@@ -53,6 +55,35 @@ po::variables_map parse_options(const std::vector<std::string>& args,
     throw InputError("", 0, "", std::string(e.what()) + see);
   }
   return vm;
+}
+
+std::string folder_name(const po::variables_map& vm) {
+  if (!vm.count("name")) return "";
+  const std::string name = vm["name"].as<std::string>();
+  if (vm.count("output")) {
+    throw InputError("", 0, "--name",
+                     "conflicts with --output (it names the default folder, "
+                     "output/<YYYYmmdd-HHMMSS>-<mode>-NAME); give one");
+  }
+  const auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  };
+  if (name.empty() || name.front() == '.' || name.size() > 100 ||
+      !std::all_of(name.begin(), name.end(), allowed)) {
+    throw InputError(
+        "", 0, "--name",
+        "expected up to 100 letters, digits, '.', '_' or '-' (not first a '.'), got '" + name +
+            "'");
+  }
+  return name;
+}
+
+void add_name_option(po::options_description& options, const std::string& kind) {
+  options.add_options()("name", po::value<std::string>(),
+                        ("name the default folder output/<YYYYmmdd-HHMMSS>-" + kind +
+                         "-NAME (-2, -3, ... appended when it exists)")
+                            .c_str());
 }
 
 }  // namespace infersim

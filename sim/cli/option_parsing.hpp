@@ -22,4 +22,13 @@ boost::program_options::variables_map parse_options(
     const boost::program_options::positional_options_description& positional,
     const ParseMessages& messages);
 
+// --name NAME, checked: letters, digits, '.', '_' and '-', not first a '.',
+// and not with --output (it names the default folder). Empty when not given.
+// Throws InputError.
+std::string folder_name(const boost::program_options::variables_map& vm);
+
+// The --name option, for a command whose folder is `kind` ("<mode>", "sweep",
+// ...).
+void add_name_option(boost::program_options::options_description& options, const std::string& kind);
+
 }  // namespace infersim

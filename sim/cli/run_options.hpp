@@ -16,9 +16,20 @@ struct KnobFlag {
   const char* flag;  // without the dashes, e.g. "mi-per-generated-token"
   const char* key;   // the settings key, e.g. "tokens.mi_per_generated_token"
   const char* help;
-  // kPercentiles: "50,90,99" as a list; kGoodput: vLLM's "ttft:500 e2el:2000"
-  // as an object of bounds in ms ("none": null).
-  enum Kind { kReal, kWhole, kText, kResolution, kPercentiles, kGoodput } kind;
+  // kDuration: seconds, or a number with a unit (600s, 600000ms); kPercentiles:
+  // "50,90,99" as a list; kGoodput: vLLM's "ttft:500 e2el:2000" as an object of
+  // bounds in ms ("none": null); kSwitch: on or off (true or false) as a JSON
+  // boolean.
+  enum Kind {
+    kReal,
+    kWhole,
+    kText,
+    kResolution,
+    kDuration,
+    kPercentiles,
+    kGoodput,
+    kSwitch
+  } kind;
 };
 
 const std::vector<KnobFlag>& knob_flags();
@@ -36,12 +47,18 @@ void set_knob(Settings& settings, const KnobFlag& flag, const std::string& text)
 // Throws InputError naming `label`.
 double parse_time_resolution(const std::string& text, const std::string& label);
 
+// "600", "600s", "600000ms", "250us" or "100ns" -> seconds (a bare number is
+// seconds; the key checks the range). Throws InputError naming `label`.
+double parse_duration(const std::string& text, const std::string& label);
+
 // "50,90,99" -> [50, 90, 99]; the key checks the range. Throws InputError
 // naming `label` for a word that is not a number.
 nlohmann::json parse_percentiles(const std::string& text, const std::string& label);
 
 // vLLM's goodput syntax: "ttft:500 tpot:50 e2el:2000" (words apart by spaces or
 // commas, any subset, milliseconds) -> {"ttft_ms": 500, ...}; "none" -> null.
+// aiperf's names for the same bounds are taken too: time_to_first_token,
+// inter_token_latency (TPOT), request_latency.
 // Throws InputError naming `label`.
 nlohmann::json parse_goodput(const std::string& text, const std::string& label);
 

@@ -1,28 +1,30 @@
 // SHA-256 (FIPS 180-4) of a file, so that settings.json names exactly which
-// trace a run read.
+// trace a run read. OpenSSL's EVP interface computes it (with the processor's
+// SHA extensions where it has them).
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of the callers' includes
 
 namespace infersim {
 
 class Sha256 {
  public:
+  // Throws std::runtime_error when OpenSSL cannot start a digest.
   Sha256();
   void update(const void* data, std::size_t size);
   // Lower-case hex digest; the object is spent afterwards.
   std::string hex_digest();
 
  private:
-  // Compresses `blocks` 64-byte blocks, with the x86 SHA extensions when the
-  // processor has them.
-  void compress(const unsigned char* data, std::size_t blocks);
-  std::uint32_t state_[8];
-  unsigned char buffer_[64];
-  std::size_t buffered_ = 0;
-  std::uint64_t total_bytes_ = 0;
+  struct FreeContext {
+    void operator()(evp_md_ctx_st* context) const;
+  };
+  std::unique_ptr<evp_md_ctx_st, FreeContext> context_;
 };
 
 std::string sha256_hex(std::string_view data);

@@ -47,6 +47,15 @@ class Duration {
   }
   constexpr auto operator<=>(const Duration&) const = default;
 
+  // This duration divided by n > 0, rounded half away from zero in integer
+  // arithmetic (a TPOT, BATCHING.md section 7).
+  constexpr Duration divided_by(std::int64_t n) const {
+    const std::int64_t q = ns_ / n;
+    const std::int64_t r = ns_ % n;
+    const std::int64_t twice_r = r < 0 ? -2 * r : 2 * r;
+    return Duration(twice_r >= n ? q + (ns_ < 0 ? -1 : 1) : q);
+  }
+
  private:
   constexpr explicit Duration(std::int64_t count) : ns_(count) {}
   std::int64_t ns_ = 0;

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 
 namespace infersim {
 
-EdgeServer::EdgeServer(std::uint32_t cores) : cores_(cores) {
-  heap_.reserve(cores);
-  for (std::uint32_t c = 0; c < cores; ++c)
+EdgeServer::EdgeServer(EdgeServerKnobs knobs) : knobs_(knobs) {
+  if (knobs_.cores == 0) throw std::invalid_argument("EdgeServer: no cores");
+  heap_.reserve(knobs_.cores);
+  for (std::uint32_t c = 0; c < knobs_.cores; ++c)
     heap_.push_back(FreeCore{SimTime::zero(), c});
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
 }
@@ -23,6 +25,35 @@ CoreAssignment EdgeServer::assign(SimTime server_arrival, Duration exec) {
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
   busy_ += exec;
   return a;
+}
+
+void EdgeServer::accept(std::uint64_t id, const Request& request, SimTime server_arrival) {
+  const EdgeCost cost = edge_cost(request.context_tokens, request.generated_tokens, knobs_);
+  const CoreAssignment a = assign(server_arrival, cost.exec);
+  context_->started(id, a.core, a.start);
+  context_->busy(a.core, a.start, a.finish);
+  context_->first_token(id, a.start + cost.first_token);
+  context_->finished(id, a.finish, 0, 0);
+}
+
+ServerUsage EdgeServer::usage(SimTime end) const {
+  ServerUsage u;
+  u.unit = "core";
+  u.units = knobs_.cores;
+  u.busy = busy_;
+  u.busy_is_requests_exec = true;
+  u.energy_wh = energy_wh(end - SimTime::zero(), busy_);
+  return u;
+}
+
+double EdgeServer::energy_wh(Duration length, Duration busy) const {
+  // MODEL.md section 8: idle power all along, the dynamic share in proportion
+  // to the busy core-time.
+  const double end_s = length.seconds();
+  const double busy_s = busy.seconds();
+  return (knobs_.idle_power_w * end_s +
+          (knobs_.max_power_w - knobs_.idle_power_w) * busy_s / knobs_.cores) /
+         3600;
 }
 
 }  // namespace infersim

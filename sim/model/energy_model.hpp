@@ -1,15 +1,11 @@
-// The energy model (MODEL.md section 8): the server draws its idle power for
-// the whole run plus the dynamic share in proportion to its busy core-time; the
-// devices' radios pay per bit sent and received.
+// The devices' radio energy (MODEL.md section 8's second term): each device
+// pays per bit it sends and receives. A server's own energy is the server's to
+// say (ServerModel::energy_wh, ServerUsage::energy_wh).
 #pragma once
-
-#include "core/sim_time.hpp"
 
 namespace infersim {
 
 struct EnergyKnobs {
-  double idle_power_w = 420;  // whole server
-  double max_power_w = 720;   // whole server, all cores busy
   double device_tx_nj_per_bit = 283.17;
   double device_rx_nj_per_bit = 137.01;
 };
@@ -18,10 +14,13 @@ class EnergyModel {
  public:
   explicit EnergyModel(EnergyKnobs knobs) : knobs_(knobs) {}
 
-  // Energy of the run in Wh: `end` is the run's end, `busy` the summed
-  // execution time over `cores`, the bits summed over all requests.
-  double energy_wh(SimTime end, Duration busy, unsigned cores, double request_bits,
-                   double result_bits) const;
+  // The radios' energy in Wh for the bits sent and received, summed over
+  // requests.
+  double radio_wh(double request_bits, double result_bits) const {
+    return (request_bits * knobs_.device_tx_nj_per_bit +
+            result_bits * knobs_.device_rx_nj_per_bit) *
+           1e-9 / 3600;
+  }
   const EnergyKnobs& knobs() const { return knobs_; }
 
  private:

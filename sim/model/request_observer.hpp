@@ -1,24 +1,34 @@
-// What the edge model tells the outside world: a request was issued by its
-// device, and its response reached the device. Models never print or write;
-// reporters listen here.
+// What the simulation tells the outside world. Models never print or write;
+// reporters listen here: to each request's outcome once it is complete
+// (RequestObserver, in id order), and to what the server did as it did it
+// (ServerObserver: busy time, batching steps, token gaps).
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "core/sim_time.hpp"
+#include "model/server_model.hpp"
 #include "request/request.hpp"
 
 namespace infersim {
 
-// Where and when one request was served (MODEL.md section 7).
+// Where and when one request was served (MODEL.md section 7, BATCHING.md
+// section 7).
 struct RequestOutcome {
   std::uint32_t device = 0;
-  std::uint32_t core = 0;
+  std::uint32_t unit = 0;  // the core (edge) or the replica (batching) that served it
   SimTime server_arrival;
   SimTime start;
   SimTime finish;
   SimTime response;
-  SimTime first_token;  // the first generated token reaches the device
+  SimTime first_token;                  // the first generated token reaches the device
+  SimTime first_token_server;           // ... leaves the server
+  std::uint32_t preemptions = 0;        // batching: times preempted by recompute
+  std::uint32_t prefix_hit_tokens = 0;  // batching: prompt tokens found in the prefix cache
+  // Refused on reaching the server (BATCHING.md section 2): only device and
+  // server_arrival hold; every other instant is server_arrival.
+  bool rejected = false;
 
   Duration wait() const { return start - server_arrival; }
 };
@@ -26,16 +36,19 @@ struct RequestOutcome {
 class RequestObserver {
  public:
   virtual ~RequestObserver() = default;
-  // At the request's arrival; the outcome is already decided (cores are
-  // assigned in issue order).
-  virtual void on_issued(std::uint64_t /*id*/, const Request& /*task*/,
-                         const RequestOutcome& /*outcome*/) {}
-  // At the response's arrival at the device.
-  virtual void on_completed(std::uint64_t /*id*/, const Request& /*task*/,
-                            const RequestOutcome& /*outcome*/) {}
-  // False for an observer that has nothing to do on_completed: it is then not
-  // called (a call a request saved; the outcome is known at issue).
-  virtual bool wants_completions() const { return true; }
+  // Once a request, in id order (which is issue order), when its outcome is
+  // complete: its response has been decided (or it was rejected).
+  virtual void on_request(std::uint64_t id, const Request& request,
+                          const RequestOutcome& outcome) = 0;
+};
+
+class ServerObserver {
+ public:
+  virtual ~ServerObserver() = default;
+  // ServerContext::busy, stepped and token_gaps, as the server reports them.
+  virtual void on_busy(std::uint32_t /*unit*/, SimTime /*from*/, SimTime /*to*/) {}
+  virtual void on_step(const StepRecord& /*step*/) {}
+  virtual void on_token_gaps(std::span<const Duration> /*gaps*/) {}
 };
 
 }  // namespace infersim

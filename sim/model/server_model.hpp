@@ -25,17 +25,17 @@ struct StepRecord {
   std::uint32_t replica = 0;
   SimTime start;
   SimTime end;
-  std::uint32_t batch_requests = 0;     // entries of the batch
-  std::uint64_t scheduled_tokens = 0;   // Σ n over the batch
-  std::uint64_t prefill_tokens = 0;     // P
-  std::uint32_t decode_requests = 0;    // D
-  std::uint32_t running = 0;            // |running| right after the scheduling
-  std::uint32_t waiting = 0;            // |waiting| (and pending, section 10) right after it
-  std::uint32_t kv_blocks_used = 0;     // blocks with a count >= 1 right after it
-  std::uint32_t kv_blocks = 0;          // K
-  std::uint32_t preemptions = 0;        // preemptions made by this scheduling
-  std::uint64_t admitted_tokens = 0;    // Σ num_tokens of the requests admitted by it
-  std::uint64_t hit_tokens = 0;         // Σ hit of those admissions
+  std::uint32_t batch_requests = 0;    // entries of the batch
+  std::uint64_t scheduled_tokens = 0;  // Σ n over the batch
+  std::uint64_t prefill_tokens = 0;    // P
+  std::uint32_t decode_requests = 0;   // D
+  std::uint32_t running = 0;           // |running| right after the scheduling
+  std::uint32_t waiting = 0;           // |waiting| (and pending, section 10) right after it
+  std::uint32_t kv_blocks_used = 0;    // blocks with a count >= 1 right after it
+  std::uint32_t kv_blocks = 0;         // K
+  std::uint32_t preemptions = 0;       // preemptions made by this scheduling
+  std::uint64_t admitted_tokens = 0;   // Σ num_tokens of the requests admitted by it
+  std::uint64_t hit_tokens = 0;        // Σ hit of those admissions
 };
 
 // What a server tells the simulation. The simulation implements it: it turns
@@ -83,9 +83,12 @@ struct ServerFigure {
 
 // What a server used over a run that ended at `end`.
 struct ServerUsage {
-  std::string unit;      // what it is made of: "core", "replica"
+  std::string unit;  // what it is made of: "core", "replica"
   std::uint32_t units = 0;
-  Duration busy;         // Σ over its units of their busy time
+  Duration busy;  // Σ over its units of their busy time
+  // `busy` is the sum of the requests' own execution times (the edge server:
+  // a request has an execution time of its own, avg_exec_s exists).
+  bool busy_is_requests_exec = false;
   double energy_wh = 0;  // the server's own energy from 0 to `end` (no radio)
   std::vector<ServerFigure> figures;
 };

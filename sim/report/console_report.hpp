@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "report/mode_result.hpp"
 #include "request/synthetic_request_generator.hpp"
 #include "request/trace_request_generator.hpp"
-#include "scenario/scenario.hpp"
 
 namespace infersim {
 

@@ -36,15 +36,18 @@ std::vector<Series> series_of(const std::vector<const ModeResult*>& results,
   return out;
 }
 
+// Each script names its own output, so `gnuplot plots/*.gp` writes each plot to
+// its own SVG; render_plots sends one to a temporary name by setting
+// outfile_<name> before the script (a name no other script reads).
 std::string header(const std::string& name, const std::string& title, const std::string& data,
                    const std::string& size = "960,420") {
   return "# " + title + "\n# Reads " + data + ".\n# Render from the run folder: gnuplot plots/" +
          name + ".gp (writes plots/" + name +
          ".svg)\n"
          "reset\n"
-         "if (!exists(\"outfile\")) outfile = \"plots/" +
-         name +
-         ".svg\"\n"
+         "outfile = \"plots/" +
+         name + ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
+         "\n"
          "set encoding utf8\n"
          "set terminal svg size " +
          size +
@@ -297,7 +300,7 @@ PlotRendering render_plots(const fs::path& run_folder, const std::vector<PlotScr
     for (const PlotScript* p : batch) {
       // Only names of our own making go into gnuplot's text; no path of the user's.
       argv.push_back("-e");
-      argv.push_back("outfile = 'plots/" + p->name + ".svg" + suffix + "'");
+      argv.push_back("outfile_" + p->name + " = 'plots/" + p->name + ".svg" + suffix + "'");
       argv.push_back("plots/" + p->name + ".gp");
     }
     const ProgramRun run = run_program(argv, run_folder);

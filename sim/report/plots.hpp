@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario/scenario.hpp"
+#include "report/mode_result.hpp"
 
 namespace infersim {
 

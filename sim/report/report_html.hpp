@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/scenario.hpp"
+#include "report/mode_result.hpp"
 
 namespace infersim {
 

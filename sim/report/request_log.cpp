@@ -1,5 +1,6 @@
 #include "report/request_log.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "core/large_array.hpp"
@@ -8,27 +9,56 @@
 
 namespace infersim {
 
-RequestLog::RequestLog(std::size_t expected_requests) {
-  reserve_large(outcomes_, expected_requests);
+RequestLog::RequestLog(std::size_t expected_requests, bool server_details)
+    : server_details_(server_details) {
+  reserve_large(common_, expected_requests);
+  if (server_details_) details_.reserve(expected_requests);
 }
 
-void RequestLog::on_issued(std::uint64_t id, const Request&, const RequestOutcome& outcome) {
-  if (id != outcomes_.size()) throw std::logic_error("RequestLog: requests issued out of id order");
-  outcomes_.push_back(outcome);
+void RequestLog::on_request(std::uint64_t id, const Request&, const RequestOutcome& o) {
+  if (id != common_.size()) throw std::logic_error("RequestLog: requests out of id order");
+  common_.push_back(
+      {o.device, o.unit, o.server_arrival, o.start, o.finish, o.response, o.first_token});
+  if (server_details_) {
+    details_.push_back({o.first_token_server, o.preemptions, o.prefix_hit_tokens, o.rejected});
+  } else if (o.rejected) {
+    throw std::logic_error("RequestLog: a rejected request without the server's details");
+  }
 }
 
-void write_requests_csv(const std::filesystem::path& path, const RequestList& tasks,
-                        const std::vector<RequestOutcome>& outcomes) {
+RequestOutcome RequestLog::operator[](std::size_t k) const {
+  const Common& c = common_[k];
+  RequestOutcome o;
+  o.device = c.device;
+  o.unit = c.unit;
+  o.server_arrival = c.server_arrival;
+  o.start = c.start;
+  o.finish = c.finish;
+  o.response = c.response;
+  o.first_token = c.first_token;
+  if (server_details_) {
+    const Details& d = details_[k];
+    o.first_token_server = d.first_token_server;
+    o.preemptions = d.preemptions;
+    o.prefix_hit_tokens = d.prefix_hit_tokens;
+    o.rejected = d.rejected;
+  }
+  return o;
+}
+
+void write_requests_csv(const std::filesystem::path& path, const RequestList& requests,
+                        const RequestLog& log) {
   OutputFile file(path);
   std::string& out = file.buffer();
   out += kRequestsCsvHeader;
+  if (log.server_details()) out += kBatchingCsvColumns;
   out += '\n';
-  // Each row is written into a fixed buffer (9 times, 2 reals, 2 integers,
-  // separators: under 400 characters), then appended at once.
-  char row[512];
-  for (std::size_t id = 0; id < outcomes.size(); ++id) {
-    const Request t = tasks[id];
-    const RequestOutcome& o = outcomes[id];
+  // Each row is written into a fixed buffer (11 times, 2 reals, 6 integers,
+  // separators: under 500 characters), then appended at once.
+  char row[640];
+  for (std::size_t id = 0; id < log.size(); ++id) {
+    const Request t = requests[id];
+    const RequestOutcome o = log[id];
     const Duration makespan = o.response - t.arrival;
     char* p = write_integer(row, static_cast<std::int64_t>(id));
     *p++ = ',';
@@ -39,15 +69,46 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& ta
     p = write_shortest(p, t.context_tokens);
     *p++ = ',';
     p = write_shortest(p, t.generated_tokens);
+    *p++ = ',';
+    p = write_seconds9(p, o.server_arrival.count_ns());
+    if (o.rejected) {
+      // No start, finish, response, wait, TTFT or makespan of its own.
+      for (int i = 0; i < 6; ++i)
+        *p++ = ',';
+      *p++ = ',';
+      p = write_seconds9(p, t.budget.count_ns());
+      for (const char c : std::string_view(",0,,,,,,1\n"))
+        *p++ = c;
+      out.append(row, p);
+      file.maybe_flush();
+      continue;
+    }
     for (const std::int64_t ns :
-         {o.server_arrival.count_ns(), o.start.count_ns(), o.finish.count_ns(),
-          o.response.count_ns(), o.wait().count_ns(), (o.first_token - t.arrival).count_ns(),
-          makespan.count_ns(), t.budget.count_ns()}) {
+         {o.start.count_ns(), o.finish.count_ns(), o.response.count_ns(), o.wait().count_ns(),
+          (o.first_token - t.arrival).count_ns(), makespan.count_ns(), t.budget.count_ns()}) {
       *p++ = ',';
       p = write_seconds9(p, ns);
     }
     *p++ = ',';
     *p++ = makespan <= t.budget ? '1' : '0';
+    if (log.server_details()) {
+      *p++ = ',';
+      p = write_integer(p, o.unit);
+      *p++ = ',';
+      p = write_seconds9(p, o.first_token_server.count_ns());
+      *p++ = ',';
+      const std::int64_t generated = std::llround(t.generated_tokens);
+      if (generated >= 2) {
+        p = write_seconds9(p,
+                           (o.finish - o.first_token_server).divided_by(generated - 1).count_ns());
+      }
+      *p++ = ',';
+      p = write_integer(p, o.prefix_hit_tokens);
+      *p++ = ',';
+      p = write_integer(p, o.preemptions);
+      *p++ = ',';
+      *p++ = '0';
+    }
     *p++ = '\n';
     out.append(row, p);
     file.maybe_flush();

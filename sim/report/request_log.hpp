@@ -1,7 +1,9 @@
 // The per-request record of a run and its requests.csv (OUTPUT.md), one row a
-// request in id order, times as seconds with nine decimals.
+// request in id order, times as seconds with nine decimals; a server that
+// batches adds its columns (BATCHING.md section 7) after OUTPUT.md's.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -10,24 +12,45 @@
 
 namespace infersim {
 
+// Every request's outcome, kept in 48 bytes a request (the fields every server
+// has), and the batching server's own in 24 more when asked for.
 class RequestLog : public RequestObserver {
  public:
-  explicit RequestLog(std::size_t expected_requests = 0);
-  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
-  bool wants_completions() const override { return false; }
+  explicit RequestLog(std::size_t expected_requests = 0, bool server_details = false);
+  void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
 
-  const std::vector<RequestOutcome>& outcomes() const { return outcomes_; }
-  std::vector<RequestOutcome> release() { return std::move(outcomes_); }
+  std::size_t size() const { return common_.size(); }
+  bool server_details() const { return server_details_; }
+  // Request k's outcome as told (the batching fields zero without details).
+  RequestOutcome operator[](std::size_t k) const;
 
  private:
-  std::vector<RequestOutcome> outcomes_;
+  struct Common {
+    std::uint32_t device, unit;
+    SimTime server_arrival, start, finish, response, first_token;
+  };
+  struct Details {
+    SimTime first_token_server;
+    std::uint32_t preemptions, prefix_hit_tokens;
+    bool rejected;
+  };
+  std::vector<Common> common_;
+  std::vector<Details> details_;
+  bool server_details_;
 };
 
 inline constexpr const char* kRequestsCsvHeader =
     "id,device,arrival_s,context_tokens,generated_tokens,server_arrival_s,start_s,finish_s,"
     "response_s,wait_s,ttft_s,makespan_s,budget_s,deadline_met";
+// After kRequestsCsvHeader in a batching run's requests.csv.
+inline constexpr const char* kBatchingCsvColumns =
+    ",replica,first_token_s,tpot_s,prefix_hit_tokens,preemptions,rejected";
 
-void write_requests_csv(const std::filesystem::path& path, const RequestList& tasks,
-                        const std::vector<RequestOutcome>& outcomes);
+// The rows of `log` (kept for the requests of `requests`, in id order); the
+// batching columns when the log kept the server's details. A rejected
+// request's row holds its id, device, arrival, tokens, server arrival, budget,
+// deadline_met 0 and rejected 1, its other fields empty.
+void write_requests_csv(const std::filesystem::path& path, const RequestList& requests,
+                        const RequestLog& log);
 
 }  // namespace infersim

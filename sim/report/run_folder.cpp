@@ -58,14 +58,16 @@ void write_file_atomically(const fs::path& path, std::string_view content) {
   file.commit();
 }
 
-RunFolder RunFolder::prepare(const std::string& requested, const std::string& mode, bool force) {
+RunFolder RunFolder::prepare(const std::string& requested, const std::string& mode, bool force,
+                             const std::string& name) {
   if (requested.empty()) {
     const std::time_t now = std::time(nullptr);
     std::tm utc{};
     gmtime_r(&now, &utc);
     char stamp[32];
     std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &utc);
-    const fs::path base = fs::path("output") / (std::string(stamp) + "-" + mode);
+    const fs::path base =
+        fs::path("output") / (std::string(stamp) + "-" + mode + (name.empty() ? "" : "-" + name));
     fs::path candidate = base;
     for (int i = 2; fs::exists(candidate); ++i)
       candidate = base.string() + "-" + std::to_string(i);

@@ -48,9 +48,13 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 
 class RunFolder {
  public:
-  // `requested` empty: output/<YYYYmmdd-HHMMSS>-<mode>, made unique with a
-  // suffix. Otherwise that folder: refused if it holds files and not `force`.
-  static RunFolder prepare(const std::string& requested, const std::string& mode, bool force);
+  // `requested` empty: output/<YYYYmmdd-HHMMSS>-<mode>, or
+  // output/<YYYYmmdd-HHMMSS>-<mode>-<name> when a name is given (UTC), with -2,
+  // -3, ... appended when a folder of that name exists (a second run in the
+  // same second). Otherwise that folder: refused if it holds files and not
+  // `force`.
+  static RunFolder prepare(const std::string& requested, const std::string& mode, bool force,
+                           const std::string& name = "");
 
   const std::filesystem::path& path() const { return path_; }
   // Creates the folder (and parents). Over a folder kept with `force`, first

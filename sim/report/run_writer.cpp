@@ -59,7 +59,7 @@ void write_mode_files(const RunFolder& folder, const std::string& sub, const Mod
                       bool per_request) {
   const std::filesystem::path dir = sub.empty() ? folder.path() : folder.path() / sub;
   write_file_atomically(dir / "summary.json", summary_to_json(r).dump(2) + "\n");
-  if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.outcomes);
+  if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.log);
   write_file_atomically(dir / "timeseries.csv", time_series_csv(r.time_series));
   write_file_atomically(dir / "cdf.csv", latency_cdf_csv(r.latency_cdf));
   if (!r.replications.empty()) {

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/mode_result.hpp"
 #include "report/run_folder.hpp"
 #include "report/summary.hpp"
-#include "scenario/scenario.hpp"
 
 namespace infersim {
 

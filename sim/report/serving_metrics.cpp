@@ -77,9 +77,22 @@ ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_r
   samples_.want_cdf(LatencySamples::kTtft, kCdfPoints);
 }
 
-void ServingMetrics::on_issued(std::uint64_t id, const Request& task, const RequestOutcome& o) {
+void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
+  if (!knobs_.server_token_instants) return;
+  for (const Duration gap : gaps)
+    itl_s_.push_back(gap.seconds());
+}
+
+void ServingMetrics::on_request(std::uint64_t id, const Request& task, const RequestOutcome& o) {
   if (requests_ != nullptr && id != n_) {
     throw std::logic_error("ServingMetrics: requests not in id order");
+  }
+  if (o.rejected) {
+    if (requests_ != nullptr) {
+      throw std::logic_error(
+          "ServingMetrics: a rejected request where TPOT is worked out at the end");
+    }
+    return;
   }
   if (tpot_percentiles_) tpot_percentiles_.reset();  // selected before this request
   const Duration ttft = o.first_token - task.arrival;
@@ -90,9 +103,21 @@ void ServingMetrics::on_issued(std::uint64_t id, const Request& task, const Requ
   e2el_total_ns_ += e2el.count_ns();
   wait_total_ns_ += wait.count_ns();
   samples_.add(e2el, ttft, wait);
-  const double decode_ns = static_cast<double>((o.response - o.first_token).count_ns());
-  if (task.generated_tokens > 1) {
-    const double tpot_s = decode_ns / 1e9 / (task.generated_tokens - 1);
+  double decode_ns = static_cast<double>((o.response - o.first_token).count_ns());
+  double decode_tokens = task.generated_tokens - 1;
+  if (knobs_.server_token_instants) {
+    // BATCHING.md section 7: whole tokens, whole nanoseconds.
+    const std::int64_t o_tokens = std::llround(task.generated_tokens);
+    decode_tokens = static_cast<double>(o_tokens - 1);
+    decode_ns = static_cast<double>((o.finish - o.first_token_server).count_ns());
+  }
+  if (decode_tokens > 0) {
+    double tpot_s = decode_ns / 1e9 / decode_tokens;
+    if (knobs_.server_token_instants) {
+      tpot_s = (o.finish - o.first_token_server)
+                   .divided_by(static_cast<std::int64_t>(decode_tokens))
+                   .seconds();
+    }
     if (requests_ == nullptr) tpot_s_.push_back(tpot_s);
     ++tpot_count_;
     tpot_sum_s_ += tpot_s;
@@ -124,8 +149,8 @@ void ServingMetrics::on_issued(std::uint64_t id, const Request& task, const Requ
     bool good = true;
     if (const auto b = bound_ns(g.ttft_ms)) good = good && ttft.count_ns() <= *b;
     if (const auto b = bound_ns(g.e2el_ms)) good = good && e2el.count_ns() <= *b;
-    if (const auto b = bound_ns(g.tpot_ms); b && task.generated_tokens > 1) {
-      good = good && decode_ns <= static_cast<double>(*b) * (task.generated_tokens - 1);
+    if (const auto b = bound_ns(g.tpot_ms); b && decode_tokens > 0) {
+      good = good && decode_ns <= static_cast<double>(*b) * decode_tokens;
     }
     good_ += good;
   }
@@ -202,6 +227,20 @@ void ServingMetrics::append_to(Summary& summary) {
     add(percentile_key("tpot", knobs_.percentiles[i]), tpot[i]);
   distribution("e2el", mean_s(e2el_total_ns_, n_), LatencySamples::kE2el);
   distribution("wait", mean_s(wait_total_ns_, n_), LatencySamples::kWait);
+  if (knobs_.server_token_instants) {
+    double itl_sum_s = 0;
+    for (const double gap : itl_s_)
+      itl_sum_s += gap;
+    add("itl_mean_s", itl_s_.empty()
+                          ? std::nullopt
+                          : std::optional<double>(itl_sum_s / static_cast<double>(itl_s_.size())));
+    std::vector<double> fractions;
+    for (const double p : knobs_.percentiles)
+      fractions.push_back(p / 100);
+    const std::vector<std::optional<double>> itl = percentiles(itl_s_, fractions);
+    for (std::size_t i = 0; i < itl.size(); ++i)
+      add(percentile_key("itl", knobs_.percentiles[i]), itl[i]);
+  }
 
   std::optional<double> duration_s;
   if (first_arrival_ && last_response_ > *first_arrival_) {

@@ -27,6 +27,11 @@ struct GoodputBounds {
 struct ServingMetricsKnobs {
   std::vector<double> percentiles = {50, 90, 99};  // each in (0, 100]
   std::optional<GoodputBounds> goodput;            // none: no goodput figures
+  // A request's TPOT from its token instants at the server, as BATCHING.md
+  // section 7 has it ((finish - first token) / (o - 1), o = llround(generated),
+  // rounded in integers), and the inter-token latencies the server reports
+  // (itl_* figures). Else MODEL.md's edge server: (E2E - TTFT) / (g - 1), no ITL.
+  bool server_token_instants = false;
 };
 
 // An empirical distribution as points: at each fraction, the waiting time and
@@ -50,20 +55,22 @@ std::optional<double> sorted_percentile(const std::vector<double>& sorted, doubl
 // times, intervals end before others begin.
 std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals);
 
-// Listens to the edge model and keeps each request's latencies. Over the
-// simulated requests:
+// Listens to the simulation and keeps each request's latencies. Over the
+// simulated requests (served: a rejected one has none):
 // - TTFT = first token at the device − arrival; E2E latency = response −
 //   arrival (the makespan); wait = start − server arrival;
 // - TPOT = (E2E − TTFT) / (generated − 1), over requests with more than one
-//   generated token;
+//   generated token (or from the server's token instants, see the knobs);
+// - ITL: every gap between consecutive tokens of a request, as the server
+//   reports them (the batching server);
 // - the benchmark duration runs from the first arrival to the last response
 //   (vLLM's, from the first request sent to the last one finished); the
 //   throughputs divide by it;
 // - goodput counts the requests meeting every bound; a request with one
 //   generated token or none meets any TPOT bound (vLLM counts its TPOT as 0);
 // - peak concurrency is counted as requests come, so on_issued must be called
-//   in non-decreasing arrival order (as EdgeSimulation does).
-class ServingMetrics : public RequestObserver {
+//   in non-decreasing arrival order (as Simulation does).
+class ServingMetrics : public RequestObserver, public ServerObserver {
  public:
   // Given `requests` (the tasks it will be told of, in id order, which must
   // outlive it), the TPOT of each is worked out at the end from its latencies
@@ -71,8 +78,9 @@ class ServingMetrics : public RequestObserver {
   // in id order.
   explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0,
                           const RequestList* requests = nullptr);
-  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
-  bool wants_completions() const override { return false; }
+  // A rejected request has no latency: it is left out of every figure.
+  void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
+  void on_token_gaps(std::span<const Duration> gaps) override;
 
   // Selects every percentile the figures and the CDF will read, on two
   // threads when `spare_core`; optional (they are selected when read).
@@ -114,6 +122,7 @@ class ServingMetrics : public RequestObserver {
   std::vector<std::int64_t> in_flight_;
   std::uint64_t peak_in_flight_ = 0;
   SimTime last_arrival_;
+  std::vector<double> itl_s_;  // every inter-token gap, with server_token_instants
 };
 
 }  // namespace infersim

@@ -115,18 +115,19 @@ SummaryCollector::SummaryCollector(std::size_t expected_requests, LatencySamples
     samples_->want(LatencySamples::kWait, q);
 }
 
-void SummaryCollector::on_issued(std::uint64_t, const Request& task, const RequestOutcome& o) {
+void SummaryCollector::on_request(std::uint64_t, const Request& task, const RequestOutcome& o) {
+  ++n_;
+  request_bits_ += task.request_bits;
+  if (o.rejected) return;  // a miss, with no latency and no result sent
   const Duration makespan = o.response - task.arrival;
   const Duration wait = o.wait();
-  ++n_;
-  exec_ns_ += task.exec.count_ns();
+  ++served_;
   wait_ns_ += wait.count_ns();
   budget_ns_ += task.budget.count_ns();
   if (makespan <= task.budget) {
     ++met_;
     makespan_ok_ns_ += makespan.count_ns();
   }
-  request_bits_ += task.request_bits;
   result_bits_ += task.result_bits;
   last_response_ = std::max(last_response_, o.response);
   if (fills_samples_) own_.add(makespan, o.first_token - task.arrival, wait);
@@ -134,14 +135,17 @@ void SummaryCollector::on_issued(std::uint64_t, const Request& task, const Reque
 
 Summary SummaryCollector::summarize(const RunFacts& facts) {
   const SimTime end = std::max(facts.run_length, last_response_);
+  const ServerUsage& usage = *facts.usage;
   const double n = static_cast<double>(n_);
+  const double served = static_cast<double>(served_);
   auto average = [&](double total, double count) -> std::optional<double> {
     if (count == 0) return std::nullopt;
     return total / count;
   };
-  const double compute_s = ns_to_s(exec_ns_);
+  const Int128 busy_ns = usage.busy.count_ns();
+  const double compute_s = ns_to_s(busy_ns);
   const double waiting_s = ns_to_s(wait_ns_);
-  const double core_time = static_cast<double>(facts.cores) * static_cast<double>(end.count_ns());
+  const double unit_time = static_cast<double>(usage.units) * static_cast<double>(end.count_ns());
   Summary s;
   s.add("requests", n, true);
   s.add("dropped", static_cast<double>(facts.dropped), true);
@@ -149,11 +153,11 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   s.add("deadline_missed", static_cast<double>(n_ - met_), true);
   s.add("success_rate", average(static_cast<double>(met_), n));
   s.add("compute_s", compute_s);
-  s.add("avg_exec_s", average(compute_s, n));
+  s.add("avg_exec_s", usage.busy_is_requests_exec ? average(compute_s, n) : std::nullopt);
   s.add("waiting_total_s", waiting_s);
-  s.add("avg_wait_s", average(waiting_s, n));
+  s.add("avg_wait_s", average(waiting_s, served));
   s.add("avg_makespan_ok_s", average(ns_to_s(makespan_ok_ns_), static_cast<double>(met_)));
-  s.add("avg_budget_s", average(ns_to_s(budget_ns_), n));
+  s.add("avg_budget_s", average(ns_to_s(budget_ns_), served));
   s.add("makespan_p50_s", samples_->percentile(LatencySamples::kE2el, 0.50));
   s.add("makespan_p90_s", samples_->percentile(LatencySamples::kE2el, 0.90));
   s.add("makespan_p99_s", samples_->percentile(LatencySamples::kE2el, 0.99));
@@ -162,14 +166,15 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   s.add("ttft_p99_s", samples_->percentile(LatencySamples::kTtft, 0.99));
   s.add("wait_p50_s", samples_->percentile(LatencySamples::kWait, 0.50));
   s.add("wait_p99_s", samples_->percentile(LatencySamples::kWait, 0.99));
-  s.add("utilization", core_time > 0
-                           ? std::optional<double>(static_cast<double>(exec_ns_) / core_time)
+  s.add("utilization", unit_time > 0
+                           ? std::optional<double>(static_cast<double>(busy_ns) / unit_time)
                            : std::nullopt);
   s.add("traffic_mb", (request_bits_ + result_bits_) / 8 / 1e6);
-  s.add("energy_wh", facts.energy->energy_wh(end, Duration::ns(static_cast<std::int64_t>(exec_ns_)),
-                                             facts.cores, request_bits_, result_bits_));
+  s.add("energy_wh", usage.energy_wh + facts.radio->radio_wh(request_bits_, result_bits_));
   s.add("run_length_s", facts.run_length.seconds());
   s.add("end_s", end.seconds());
+  for (const ServerFigure& f : usage.figures)
+    s.add(f.key, f.value, f.integer);
   return s;
 }
 

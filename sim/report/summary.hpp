@@ -2,6 +2,7 @@
 // ordered list of named figures so that JSON, CSV and console read one source.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "core/sim_time.hpp"
 #include "model/energy_model.hpp"
 #include "model/request_observer.hpp"
+#include "model/server_model.hpp"
 
 namespace infersim {
 
@@ -83,30 +85,36 @@ class LatencySamples {
   std::atomic<bool> selected_{false};  // the metrics are selected on two threads
 };
 
-// Listens to the edge model and accumulates, in request id order, what the
-// summary needs. Keeps its own latency samples, or, given `shared`, reads
-// those another observer fills with the same requests (ServingMetrics does).
+// Listens to the simulation and accumulates, in request id order, what the
+// summary needs (MODEL.md section 8; BATCHING.md section 9 for a server that
+// rejects requests: they count as requests and misses, their request bits in
+// the traffic, and are left out of every latency figure and average, which
+// divide by the requests served). Keeps its own latency samples, or, given
+// `shared`, reads those another observer fills with the same requests
+// (ServingMetrics does).
 class SummaryCollector : public RequestObserver {
  public:
   explicit SummaryCollector(std::size_t expected_requests = 0, LatencySamples* shared = nullptr);
   SummaryCollector(const SummaryCollector&) = delete;
   SummaryCollector& operator=(const SummaryCollector&) = delete;
-  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
-  bool wants_completions() const override { return false; }
+  void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
 
   struct RunFacts {
     SimTime run_length;  // T
     std::uint64_t dropped = 0;
-    unsigned cores = 1;
-    const EnergyModel* energy = nullptr;
+    const ServerUsage* usage = nullptr;  // what the server used
+    const EnergyModel* radio = nullptr;  // the devices' radios
   };
+  // OUTPUT.md's figures, then the server's own (ServerUsage::figures).
   Summary summarize(const RunFacts& facts);
+  // The run's end: T, or the last response when later (MODEL.md section 8).
+  SimTime end(SimTime run_length) const { return std::max(run_length, last_response_); }
 
  private:
   __extension__ using Int128 = __int128;
   std::uint64_t n_ = 0;
+  std::uint64_t served_ = 0;  // n_ less the rejected
   std::uint64_t met_ = 0;
-  Int128 exec_ns_ = 0;
   Int128 wait_ns_ = 0;
   Int128 makespan_ok_ns_ = 0;
   Int128 budget_ns_ = 0;

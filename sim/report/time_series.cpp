@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/fixed_divisor.hpp"
 #include "core/input_error.hpp"
 #include "report/number_format.hpp"
 #include "report/summary.hpp"
@@ -16,8 +15,11 @@ __extension__ typedef __int128 Int128;
 // Nothing in the run reaches back before 0, and every request's instants come
 // in the model's order.
 void check_order(const Request& task, const RequestOutcome& o) {
-  if (task.arrival < SimTime::zero() || o.server_arrival < task.arrival ||
-      o.start < o.server_arrival || o.finish < o.start || o.response < o.finish) {
+  if (task.arrival < SimTime::zero() || o.server_arrival < task.arrival) {
+    throw std::logic_error("TimeSeriesCollector: a request's instants are out of order");
+  }
+  if (o.rejected) return;
+  if (o.start < o.server_arrival || o.finish < o.start || o.response < o.finish) {
     throw std::logic_error("TimeSeriesCollector: a request's instants are out of order");
   }
 }
@@ -25,7 +27,7 @@ void check_order(const Request& task, const RequestOutcome& o) {
 }  // namespace
 
 TimeSeriesCollector::TimeSeriesCollector(Duration slice)
-    : slice_(slice), divide_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
+    : slice_(slice), slice_ns_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
 
 TimeSeriesCollector::Raw& TimeSeriesCollector::grow(std::size_t j) {
   raw_.resize(std::max(j + 1, 2 * raw_.size()));
@@ -37,7 +39,8 @@ std::size_t TimeSeriesCollector::slice_of(std::int64_t t) {
   if (static_cast<std::uint64_t>(t - cached_start_) < static_cast<std::uint64_t>(cached_width_)) {
     return cached_slice_;
   }
-  const auto j = static_cast<std::size_t>(std::min<std::int64_t>(divide_(t), kMaxSlices));
+  const auto j =
+      static_cast<std::size_t>(std::min<std::int64_t>(t <= 0 ? 0 : t / slice_ns_, kMaxSlices));
   if (j < kMaxSlices && t >= 0) {
     cached_slice_ = j;
     cached_start_ = static_cast<std::int64_t>(j) * slice_.count_ns();
@@ -47,23 +50,44 @@ std::size_t TimeSeriesCollector::slice_of(std::int64_t t) {
 }
 
 void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part,
-                                 std::int64_t Raw::*whole) {
-  if (to <= from) return;
+                                 std::int64_t Raw::*whole, std::int64_t weight) {
+  if (to <= from || weight == 0) return;
   const std::size_t first = slice_of(from);
   const std::size_t last = slice_of(to);
   const std::int64_t s = slice_.count_ns();
   if (first == last) {
-    raw(first).*part += to - from;
+    raw(first).*part += static_cast<Int128>(to - from) * weight;
     return;
   }
   // (first + 1) * S and last * S lie within [from, to].
-  raw(last).*part += to - static_cast<std::int64_t>(last) * s;
-  raw(first).*part += static_cast<std::int64_t>(first + 1) * s - from;
-  raw(first + 1).*whole += 1;
-  raw(last).*whole -= 1;
+  raw(last).*part += static_cast<Int128>(to - static_cast<std::int64_t>(last) * s) * weight;
+  raw(first).*part += static_cast<Int128>(static_cast<std::int64_t>(first + 1) * s - from) * weight;
+  raw(first + 1).*whole += weight;
+  raw(last).*whole -= weight;
 }
 
-void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const RequestOutcome& o) {
+void TimeSeriesCollector::on_busy(std::uint32_t, SimTime from, SimTime to) {
+  if (slice_.count_ns() <= 0) return;  // compute refuses it
+  occupy(from.count_ns(), to.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
+}
+
+void TimeSeriesCollector::on_step(const StepRecord& step) {
+  if (slice_.count_ns() <= 0) return;  // compute refuses it
+  steps_ = true;
+  const std::int64_t from = step.start.count_ns();
+  const std::int64_t to = step.end.count_ns();
+  occupy(from, to, &Raw::running_ns, &Raw::running_whole, step.running);
+  occupy(from, to, &Raw::waiting_ns, &Raw::waiting_whole, step.waiting);
+  occupy(from, to, &Raw::kv_ns, &Raw::kv_whole, step.kv_blocks_used);
+  Raw& here = raw(slice_of(from));
+  ++here.steps;
+  here.scheduled_tokens += step.scheduled_tokens;
+  here.preemptions += step.preemptions;
+  here.admitted_tokens += step.admitted_tokens;
+  here.hit_tokens += step.hit_tokens;
+}
+
+void TimeSeriesCollector::on_request(std::uint64_t, const Request& task, const RequestOutcome& o) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   check_order(task, o);
   if (task.arrival < last_arrival_) {
@@ -77,6 +101,11 @@ void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const Re
   Raw& arrived = raw(slice_of(task.arrival.count_ns()));
   ++arrived.arrivals;
   arrived.request_bits += task.request_bits;
+  if (o.rejected) {
+    // Missed where it was refused; its result is never sent.
+    ++raw(slice_of(o.server_arrival.count_ns())).misses;
+    return;
+  }
   arrived.result_bits += task.result_bits;
   Raw& answered = raw(slice_of(o.response.count_ns()));
   ++answered.completions;
@@ -85,7 +114,6 @@ void TimeSeriesCollector::on_issued(std::uint64_t, const Request& task, const Re
 
   const std::int64_t joined = o.server_arrival.count_ns();
   const std::int64_t started = o.start.count_ns();
-  occupy(started, o.finish.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
   if (started == joined) {
     // In the queue for no time: it never counts in its length.
     ++raw(slice_of(started)).unqueued_starts;
@@ -159,8 +187,8 @@ void TimeSeriesCollector::close_waits_below(std::size_t slice) {
   open_waits_.resize(kept);
 }
 
-TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
-                                        const EnergyModel& energy) {
+TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& server,
+                                        const ServerUsage& usage, const EnergyModel& radio) {
   if (computed_) throw std::logic_error("TimeSeriesCollector::compute called twice");
   const std::string label = "report.slice_duration_s";
   if (slice_.count_ns() <= 0) throw InputError("", 0, label, "must be greater than 0");
@@ -183,11 +211,17 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
   // (what happens at `end` exactly), its bits added in slice order.
   TimeSeries series;
   series.slice = slice_;
+  series.unit = usage.unit;
+  series.steps = steps_;
+  const double units = usage.units;
   series.slices.resize(count);
   std::vector<double> request_bits(count, 0), result_bits(count, 0);
   std::vector<Int128> queued_ns(count, 0), busy_ns(count, 0);
   std::vector<std::uint64_t> unqueued(count, 0);
   std::int64_t queued_whole = 0, busy_whole = 0;
+  std::vector<Int128> running_ns(count, 0), waiting_ns(count, 0), kv_ns(count, 0);
+  std::vector<std::uint64_t> admitted(count, 0), hits(count, 0);
+  std::int64_t running_whole = 0, waiting_whole = 0, kv_whole = 0;
   for (std::size_t j = 0; j < raw_.size(); ++j) {
     const Raw& r = raw_[j];
     const std::size_t k = std::min<std::size_t>(j, count - 1);
@@ -204,6 +238,17 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
     busy_ns[k] += r.busy_ns + static_cast<Int128>(busy_whole) * s;
     unqueued[k] += r.unqueued_starts;
     if (r.wait_final) out.wait_p99_s = r.wait_p99_s;
+    running_whole += r.running_whole;
+    waiting_whole += r.waiting_whole;
+    kv_whole += r.kv_whole;
+    running_ns[k] += r.running_ns + static_cast<Int128>(running_whole) * s;
+    waiting_ns[k] += r.waiting_ns + static_cast<Int128>(waiting_whole) * s;
+    kv_ns[k] += r.kv_ns + static_cast<Int128>(kv_whole) * s;
+    out.steps += r.steps;
+    out.scheduled_tokens += r.scheduled_tokens;
+    out.preemptions += r.preemptions;
+    admitted[k] += r.admitted_tokens;
+    hits[k] += r.hit_tokens;
   }
   // The waits still open, and the slices where no request waited.
   std::vector<std::vector<double>> waits(count);
@@ -231,16 +276,33 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, unsigned cores,
       const double length = static_cast<double>(length_ns);
       out.queue_len_mean = static_cast<double>(queued_ns[k]) / length;
       out.busy_cores_mean = static_cast<double>(busy) / length;
-      out.utilization = static_cast<double>(busy) / (length * cores);
+      out.utilization = static_cast<double>(busy) / (length * units);
+      if (steps_) {
+        out.running_mean = static_cast<double>(running_ns[k]) / length;
+        out.waiting_mean = static_cast<double>(waiting_ns[k]) / length;
+        out.kv_blocks_used_mean = static_cast<double>(kv_ns[k]) / length;
+      }
     }
-    out.energy_wh = energy.energy_wh(SimTime::ns(length_ns), Duration::ns(busy), cores,
-                                     request_bits[k], result_bits[k]);
+    if (admitted[k] > 0) {
+      out.prefix_hit_rate = static_cast<double>(hits[k]) / static_cast<double>(admitted[k]);
+    }
+    out.energy_wh = server.energy_wh(Duration::ns(length_ns), Duration::ns(busy)) +
+                    radio.radio_wh(request_bits[k], result_bits[k]);
   }
   return series;
 }
 
+std::string time_series_csv_header(const TimeSeries& series) {
+  return "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,"
+         "queue_len_max,busy_" +
+         series.unit + "s_mean,utilization,energy_wh,wait_p99_s" +
+         (series.steps ? ",running_mean,waiting_mean,kv_blocks_used_mean,steps,scheduled_tokens,"
+                         "preemptions,prefix_hit_rate"
+                       : "");
+}
+
 std::string time_series_csv(const TimeSeries& series) {
-  std::string out = kTimeSeriesCsvHeader;
+  std::string out = time_series_csv_header(series);
   out += '\n';
   auto real = [&](const std::optional<double>& v) {
     out += ',';
@@ -263,6 +325,15 @@ std::string time_series_csv(const TimeSeries& series) {
     real(s.utilization);
     real(s.energy_wh);
     real(s.wait_p99_s);
+    if (series.steps) {
+      real(s.running_mean);
+      real(s.waiting_mean);
+      real(s.kv_blocks_used_mean);
+      count(s.steps);
+      count(s.scheduled_tokens);
+      count(s.preemptions);
+      real(s.prefix_hit_rate);
+    }
     out += '\n';
   }
   return out;

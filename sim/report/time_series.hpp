@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/fixed_divisor.hpp"
 #include "core/sim_time.hpp"
 #include "core/sorted_queue.hpp"
 #include "model/energy_model.hpp"
 #include "model/request_observer.hpp"
+#include "model/server_model.hpp"
 
 namespace infersim {
 
@@ -28,16 +28,31 @@ struct TimeSlice {
   // over the slice, and the largest count at any instant of it.
   std::optional<double> queue_len_mean;
   std::uint64_t queue_len_max = 0;
-  std::optional<double> busy_cores_mean;  // time-weighted
-  std::optional<double> utilization;      // busy core-time / (cores * slice length)
-  // MODEL.md section 8 on the slice: idle power over it, the dynamic share of
-  // its busy core-time, and the radio energy of the requests arriving in it.
+  std::optional<double> busy_cores_mean;  // busy units (cores, replicas), time-weighted
+  std::optional<double> utilization;      // busy unit-time / (units * slice length)
+  // The server's energy over the slice (ServerModel::energy_wh of its length
+  // and busy unit-time) and the radio energy of the requests arriving in it.
   double energy_wh = 0;
   std::optional<double> wait_p99_s;  // of the requests starting in the slice
+  // A batching server's steps (BATCHING.md section 5), summed over replicas:
+  // the requests running and waiting and the KV blocks in use as each step
+  // found them, held over the step (time-weighted over the slice; 0 while a
+  // replica is idle); the steps starting in the slice, the tokens they
+  // scheduled, the preemptions they made, and the share of the admitted
+  // requests' tokens found in the prefix cache.
+  std::optional<double> running_mean;
+  std::optional<double> waiting_mean;
+  std::optional<double> kv_blocks_used_mean;
+  std::uint64_t steps = 0;
+  std::uint64_t scheduled_tokens = 0;
+  std::uint64_t preemptions = 0;
+  std::optional<double> prefix_hit_rate;  // none: nothing admitted in the slice
 };
 
 struct TimeSeries {
   Duration slice;
+  std::string unit = "core";  // what the server is made of (busy_<unit>s_mean)
+  bool steps = false;         // the server told its steps: the step columns exist
   std::vector<TimeSlice> slices;
 };
 
@@ -52,18 +67,22 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 // two priority queues of the pending changes: a later request changes the queue no
 // earlier than its arrival, so every change before it is final. What is held
 // follows the requests queued, not the run. on_issued must come in
-// non-decreasing arrival order (as EdgeSimulation calls it).
-class TimeSeriesCollector : public RequestObserver {
+// non-decreasing arrival order (as Simulation calls it). The busy time comes
+// from the server (ServerObserver::on_busy). A rejected request counts as an
+// arrival and as a miss at its rejection, and is never queued.
+class TimeSeriesCollector : public RequestObserver, public ServerObserver {
  public:
   explicit TimeSeriesCollector(Duration slice);
-  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& outcome) override;
-  bool wants_completions() const override { return false; }
+  void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
+  void on_busy(std::uint32_t unit, SimTime from, SimTime to) override;
+  void on_step(const StepRecord& step) override;
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming
   // report.slice_duration_s when the slice is not positive or makes more than
   // kMaxSlices slices. Call once: a second call throws std::logic_error.
-  TimeSeries compute(SimTime run_length, unsigned cores, const EnergyModel& energy);
+  TimeSeries compute(SimTime run_length, const ServerModel& server, const ServerUsage& usage,
+                     const EnergyModel& radio);
 
  private:
   __extension__ using Int128 = __int128;
@@ -82,6 +101,19 @@ class TimeSeriesCollector : public RequestObserver {
     Int128 busy_ns = 0;
     std::int64_t queued_whole = 0;
     std::int64_t busy_whole = 0;
+    // Steps: request- and block-nanoseconds as queued_ns and busy_ns are
+    // counted, with the whole slices' weights in the *_whole differences.
+    Int128 running_ns = 0;
+    Int128 waiting_ns = 0;
+    Int128 kv_ns = 0;
+    std::int64_t running_whole = 0;
+    std::int64_t waiting_whole = 0;
+    std::int64_t kv_whole = 0;
+    std::uint64_t steps = 0;
+    std::uint64_t scheduled_tokens = 0;
+    std::uint64_t preemptions = 0;
+    std::uint64_t admitted_tokens = 0;
+    std::uint64_t hit_tokens = 0;
     std::uint64_t queue_peak = 0;
     std::uint64_t unqueued_starts = 0;  // requests starting here without waiting
     bool wait_final = false;            // wait_p99_s is known
@@ -90,14 +122,16 @@ class TimeSeriesCollector : public RequestObserver {
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
   std::size_t slice_of(std::int64_t t);
-  void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole);
+  // [from, to) held `weight` times (a request, a step's running requests).
+  void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole,
+              std::int64_t weight = 1);
   // Sweeps the queue's changes before `bound` (all of them when none).
   void sweep(std::optional<std::int64_t> bound);
   // The waits of the slices below `slice` are complete: their percentile.
   void close_waits_below(std::size_t slice);
 
   Duration slice_;
-  FixedDivisor divide_;  // by the slice's nanoseconds (1 when it is not positive)
+  std::int64_t slice_ns_;  // the slice's nanoseconds (1 when it is not positive)
   // The slice slice_of found last: [cached_start_, cached_start_ + cached_width_).
   std::size_t cached_slice_ = 0;
   std::int64_t cached_start_ = 0;
@@ -119,11 +153,12 @@ class TimeSeriesCollector : public RequestObserver {
   SimTime last_arrival_;
   SimTime last_response_;
   bool computed_ = false;
+  bool steps_ = false;
 };
 
-inline constexpr const char* kTimeSeriesCsvHeader =
-    "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,queue_len_max,"
-    "busy_cores_mean,utilization,energy_wh,wait_p99_s";
+// The header: busy_<unit>s_mean names what the server is made of
+// (busy_cores_mean for the edge server).
+std::string time_series_csv_header(const TimeSeries& series);
 
 // Header and one row a slice; times with nine decimals, a figure that does not
 // exist as an empty field.

@@ -62,7 +62,14 @@ void RequestList::add_sizes(SimTime arrival, double context_tokens, double gener
   real_.push_back({context_tokens, generated_tokens});
 }
 
+void RequestList::use_block_ids(const std::vector<std::uint32_t>& ids,
+                                std::uint32_t tokens_per_id) {
+  block_ids_ = &ids;
+  block_id_tokens_ = tokens_per_id;
+}
+
 void RequestList::pop_back() {
+  if (!block_ranges_.empty()) block_ranges_.pop_back();
   if (sizes_ == kWhole) {
     whole_.pop_back();
     return;
@@ -76,6 +83,7 @@ void RequestList::clear() {
   whole_ = {};
   real_ = {};
   sizes_ = kSame;
+  block_ranges_ = {};
 }
 
 }  // namespace infersim

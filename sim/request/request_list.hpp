@@ -43,6 +43,16 @@ class RequestList {
   void pop_back();
   void clear();
 
+  // The prompts' block ids (BATCHING.md section 3): `ids` (which must outlive
+  // the list) with `tokens_per_id` tokens an id; then one range into it a
+  // request, given in order by add_block_range (or all at once).
+  void use_block_ids(const std::vector<std::uint32_t>& ids, std::uint32_t tokens_per_id);
+  void add_block_range(HashRange range) { block_ranges_.push_back(range); }
+  void set_block_ranges(std::vector<HashRange> ranges) { block_ranges_ = std::move(ranges); }
+  bool has_block_ids() const { return block_ids_ != nullptr; }
+  // The tokens an id covers (Bh); 0 without ids.
+  std::uint32_t block_id_tokens() const { return block_ids_ != nullptr ? block_id_tokens_ : 0; }
+
   std::size_t size() const { return sizes_ == kWhole ? whole_.size() : arrival_ns_.size(); }
   bool empty() const { return size() == 0; }
   SimTime arrival(std::size_t k) const {
@@ -70,9 +80,15 @@ class RequestList {
     }
     return real_[k].generated;
   }
-  // Request k, derived (MODEL.md section 5).
+  // Request k, derived (MODEL.md section 5), with its block ids.
   Request operator[](std::size_t k) const {
-    return make_request(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
+    Request request = make_request(arrival(k), context_tokens(k), generated_tokens(k), knobs_);
+    if (block_ids_ != nullptr) {
+      const HashRange r = block_ranges_[k];
+      request.block_ids = {block_ids_->data() + r.begin, r.count};
+      request.block_id_tokens = block_id_tokens_;
+    }
+    return request;
   }
   Request front() const { return (*this)[0]; }
   Request back() const { return (*this)[size() - 1]; }
@@ -126,6 +142,9 @@ class RequestList {
   LargeVector<TraceRecord> whole_;  // kWhole: arrival (in offset_ns) and counts
   std::vector<RealSizes> real_;     // kReal
   std::size_t reserved_ = 0;        // what reserve() asked for, for the sizes to come
+  const std::vector<std::uint32_t>* block_ids_ = nullptr;  // the trace's, when it has them
+  std::uint32_t block_id_tokens_ = 0;
+  std::vector<HashRange> block_ranges_;  // a request's ids in block_ids_
 };
 
 }  // namespace infersim

@@ -45,6 +45,10 @@ GeneratedRequests SyntheticRequestGenerator::generate(const Trace& trace,
   out.run_length = run_length;
   out.tasks = RequestList(task_);
   out.tasks.reserve(static_cast<std::size_t>(rates.rate_per_s * run_length.seconds() * 1.05) + 16);
+  // Requests of empirical sizes take the drawn record's block ids; mean-sized
+  // ones have none (BATCHING.md section 3).
+  const bool ids = synthetic_.sizes == SyntheticSizes::kEmpirical && !trace.hash_ranges.empty();
+  if (ids) out.tasks.use_block_ids(trace.hash_ids, trace.block_id_tokens);
   pcg32 rng(synthetic_.seed);
   SimTime sum = SimTime::zero();  // the running sum, never rounded to the clock
   for (;;) {
@@ -57,9 +61,11 @@ GeneratedRequests SyntheticRequestGenerator::generate(const Trace& trace,
     double g = rates.mean_generated_tokens;
     if (synthetic_.sizes == SyntheticSizes::kEmpirical) {
       auto index = static_cast<std::size_t>(uniform01(rng) * static_cast<double>(n_trace));
-      const TraceRecord& r = trace.records[rates.replayed[std::min(index, n_trace - 1)]];
+      const std::size_t k = rates.replayed[std::min(index, n_trace - 1)];
+      const TraceRecord& r = trace.records[k];
       c = r.context_tokens;
       g = r.generated_tokens;
+      if (ids) out.tasks.add_block_range(trace.hash_ranges[k]);
     }
     out.tasks.add(t, c, g);
   }

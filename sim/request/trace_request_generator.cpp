@@ -66,17 +66,22 @@ ReplayedOffsets replayed_offsets(const Trace& trace, const ArrivalKnobs& knobs) 
 }
 
 GeneratedRequests TraceRequestGenerator::generate(const Trace& trace) const {
-  return generate_from(LargeVector<TraceRecord>(trace.records.begin(), trace.records.end()));
+  return generate_from(LargeVector<TraceRecord>(trace.records.begin(), trace.records.end()), trace);
 }
 
 GeneratedRequests TraceRequestGenerator::generate_taking_records(Trace& trace) const {
   LargeVector<TraceRecord> records = std::move(trace.records);
   trace.records = {};
-  return generate_from(std::move(records));
+  return generate_from(std::move(records), trace);
 }
 
-GeneratedRequests TraceRequestGenerator::generate_from(LargeVector<TraceRecord> records) const {
+GeneratedRequests TraceRequestGenerator::generate_from(LargeVector<TraceRecord> records,
+                                                       const Trace& trace) const {
   GeneratedRequests out;
+  // Each kept record's block ids go with it.
+  const bool ids = !trace.hash_ranges.empty();
+  std::vector<HashRange> ranges;
+  if (ids) ranges.reserve(records.size());
   // Each replayed record, its offset turned into its arrival, moved down over
   // those the window left out.
   OffsetReplay replay(arrival_);
@@ -90,6 +95,7 @@ GeneratedRequests TraceRequestGenerator::generate_from(LargeVector<TraceRecord> 
     TraceRecord task = records[k];
     task.offset_ns = arrival_for_offset(*offset, arrival_).count_ns();
     records[kept++] = task;
+    if (ids) ranges.push_back(trace.hash_ranges[k]);
   }
   records.resize(kept);
   const SimTime last = kept == 0 ? SimTime::zero() : SimTime::ns(records.back().offset_ns);
@@ -98,9 +104,14 @@ GeneratedRequests TraceRequestGenerator::generate_from(LargeVector<TraceRecord> 
   // the run's end are the last ones.
   while (!records.empty() && SimTime::ns(records.back().offset_ns) > out.run_length) {
     records.pop_back();
+    if (ids) ranges.pop_back();
     ++out.dropped;
   }
   out.tasks = RequestList::from_records(task_, std::move(records));
+  if (ids) {
+    out.tasks.use_block_ids(trace.hash_ids, trace.block_id_tokens);
+    out.tasks.set_block_ranges(std::move(ranges));
+  }
   return out;
 }
 

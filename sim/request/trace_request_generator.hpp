@@ -75,8 +75,8 @@ class TraceRequestGenerator {
   GeneratedRequests generate_taking_records(Trace& trace) const;
 
  private:
-  // Both: the tasks built in `records`' memory.
-  GeneratedRequests generate_from(LargeVector<TraceRecord> records) const;
+  // Both: the tasks built in `records`' memory, with `trace`'s block ids.
+  GeneratedRequests generate_from(LargeVector<TraceRecord> records, const Trace& trace) const;
 
   ArrivalKnobs arrival_;
   RequestKnobs task_;

@@ -50,7 +50,7 @@ Measurement read_measured_for_replay(const std::string& path, const Settings& se
 }
 
 MeasuredComparison compare_with_measurement(const Measurement& m, const ModeResult& recorded) {
-  if (recorded.outcomes.size() != recorded.tasks.size()) {
+  if (recorded.log.size() != recorded.tasks.size()) {
     throw std::logic_error("compare_with_measurement: the recorded mode kept no outcomes");
   }
   if (recorded.tasks.size() != m.requests.size()) {
@@ -65,7 +65,7 @@ MeasuredComparison compare_with_measurement(const Measurement& m, const ModeResu
   c.rows.reserve(m.requests.size());
   for (std::size_t k = 0; k < m.requests.size(); ++k) {
     const Request& task = recorded.tasks[k];
-    const RequestOutcome& o = recorded.outcomes[k];
+    const RequestOutcome o = recorded.log[k];
     MeasuredRow row;
     row.id = k;
     row.measured_ttft_s = m.requests[k].ttft_s;

@@ -13,9 +13,9 @@
 #include "core/random.hpp"
 #include "model/device_fleet.hpp"
 #include "model/edge_server.hpp"
-#include "model/edge_simulation.hpp"
 #include "model/network_path.hpp"
 #include "model/request_observer.hpp"
+#include "model/simulation.hpp"
 
 namespace infersim {
 namespace {
@@ -30,7 +30,7 @@ constexpr std::uint64_t kServiceStream = 1;
 class WaitRecorder : public RequestObserver {
  public:
   explicit WaitRecorder(std::size_t requests) : waits_(requests) {}
-  void on_completed(std::uint64_t id, const Request& /*task*/, const RequestOutcome& o) override {
+  void on_request(std::uint64_t id, const Request& /*task*/, const RequestOutcome& o) override {
     waits_[id] = o.wait();
   }
   std::vector<Duration>& waits() { return waits_; }
@@ -98,13 +98,9 @@ RequestList queue_case_tasks(const QueueCase& c) {
   pcg32 arrivals(c.seed);
   pcg32 services(c.seed, kServiceStream);
   const double fixed_service_s = 1 / kServiceRatePerS;
-  // A task's service time s is its context size: with one MI a context token,
-  // one MIPS a core and nothing generated or sent, make_request gives an
-  // execution time of exactly Duration::from_seconds(s).
+  // A task's service time s is its context size: on the server of
+  // simulated_waits it executes in exactly Duration::from_seconds(s).
   RequestKnobs knobs;
-  knobs.mi_per_context_token = 1;
-  knobs.mi_per_generated_token = 0;
-  knobs.mips_per_core = 1;
   knobs.bytes_per_token = 0;
   RequestList tasks(knobs);
   tasks.reserve(c.requests);
@@ -125,8 +121,15 @@ RequestList queue_case_tasks(const QueueCase& c) {
 std::vector<Duration> simulated_waits(const RequestList& tasks, std::uint32_t cores) {
   DeviceFleet fleet(1);
   const NetworkPath direct({});  // no hops: each request reaches the server when issued
-  EdgeServer server(cores);
-  EdgeSimulation simulation(tasks, fleet, direct, server);
+  // One MI a context token, one MIPS a core, nothing generated: a request's
+  // execution time is its context size in seconds.
+  EdgeServerKnobs knobs;
+  knobs.cores = cores;
+  knobs.mi_per_context_token = 1;
+  knobs.mi_per_generated_token = 0;
+  knobs.mips_per_core = 1;
+  EdgeServer server(knobs);
+  Simulation simulation(tasks, fleet, direct, server);
   WaitRecorder recorder(tasks.size());
   simulation.add_observer(recorder);
   simulation.run();

@@ -1,5 +1,5 @@
 // A queueing-theory cross-check of the engine and the edge server: generated
-// M/M/c and M/D/1 workloads run through EdgeSimulation, and the simulated mean
+// M/M/c and M/D/1 workloads run through the Simulation, and the simulated mean
 // waiting time and probability of waiting are set beside the analytic ones
 // (Erlang C, Pollaczek-Khinchine), over independent replications until the
 // comparison can tell a 10 % error.
@@ -87,7 +87,7 @@ const char* queue_model_name(QueueCase::Kind kind);
 RequestList queue_case_tasks(const QueueCase& c);
 
 // Each task's wait at the server (start - arrival) when the tasks run through
-// EdgeSimulation with no network hops and an EdgeServer of `cores` cores.
+// The Simulation with no network hops and an EdgeServer of `cores` cores.
 std::vector<Duration> simulated_waits(const RequestList& tasks, std::uint32_t cores);
 
 // The means of `values` in `batches` batches in order (batch b holds indices

@@ -9,8 +9,9 @@
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
 #include "core/statistics.hpp"
-#include "model/edge_simulation.hpp"
-#include "report/console_report.hpp"
+#include "model/batching_server.hpp"
+#include "model/edge_server.hpp"
+#include "model/simulation.hpp"
 #include "report/request_log.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -43,6 +44,14 @@ LoadedTrace load_trace(const Settings& settings) {
   return loaded;
 }
 
+std::unique_ptr<ServerModel> make_server(const Settings& settings, std::uint32_t block_id_tokens) {
+  if (settings.server_kind == "batching") {
+    check_batching_knobs(settings.batching, block_id_tokens, "");
+    return std::make_unique<BatchingServer>(settings.batching);
+  }
+  return std::make_unique<EdgeServer>(settings.edge_knobs());
+}
+
 ModeResult simulate(const Settings& settings, std::string mode, RequestList tasks,
                     SimTime run_length, std::uint64_t dropped, bool keep_requests,
                     bool spare_core) {
@@ -54,30 +63,39 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
 
   DeviceFleet fleet(settings.devices);
   const NetworkPath network(settings.hops);
-  EdgeServer server(settings.cores);
-  const EnergyModel energy(settings.energy_knobs());
-  ServingMetrics serving(settings.serving_knobs(), result.tasks.size(), &result.tasks);
+  const std::unique_ptr<ServerModel> server = make_server(settings, result.tasks.block_id_tokens());
+  const EnergyModel radio(settings.energy_knobs());
+  const bool batching = settings.server_kind == "batching";
+  ServingMetricsKnobs serving_knobs = settings.serving_knobs();
+  serving_knobs.server_token_instants = batching;
+  // TPOT worked out at the end from the request list needs every request
+  // served and the edge server's rule.
+  ServingMetrics serving(serving_knobs, result.tasks.size(), batching ? nullptr : &result.tasks);
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
-  RequestLog log(keep_requests ? result.tasks.size() : 0);
+  RequestLog log(keep_requests ? result.tasks.size() : 0, batching);
 
-  EdgeSimulation simulation(result.tasks, fleet, network, server);
+  Simulation simulation(result.tasks, fleet, network, *server);
   simulation.add_observer(collector);
   simulation.add_observer(serving);
   simulation.add_observer(series);
+  simulation.add_server_observer(serving);
+  simulation.add_server_observer(series);
   if (keep_requests) simulation.add_observer(log);
-  simulation.call_observers_on_thread(spare_core && result.tasks.size() >= kReportOnSpareCoreFrom &&
-                                      usable_cores() > 1);
   simulation.run();
 
   result.events = simulation.events_executed();
-  result.time_series = series.compute(run_length, settings.cores, energy);
+  const ServerUsage usage = server->usage(collector.end(run_length));
+  result.server_kind = settings.server_kind;
+  result.unit = usage.unit;
+  result.units = usage.units;
+  result.time_series = series.compute(run_length, *server, usage, radio);
   serving.prepare(spare_core);
-  result.summary = collector.summarize({run_length, dropped, settings.cores, &energy});
+  result.summary = collector.summarize({run_length, dropped, &usage, &radio});
   serving.append_to(result.summary);  // after OUTPUT.md's figures
   result.latency_cdf = serving.cdf();
-  if (keep_requests) result.outcomes = log.release();
+  if (keep_requests) result.log = std::move(log);
   return result;
 }
 
@@ -88,8 +106,15 @@ GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace
 SimTime shared_run_length(const Settings& settings, const Trace& trace) {
   const ArrivalKnobs knobs = settings.arrival_knobs();
   if (knobs.duration) return SimTime::zero() + *knobs.duration;
-  if (trace.records.empty()) return SimTime::zero();
-  return run_length_for(arrival_for_offset(trace.records.back().offset_ns, knobs));
+  // The last request the recorded mode replays, after the window and the gap
+  // cap, as TraceRequestGenerator finds it.
+  OffsetReplay replay(knobs);
+  std::optional<std::int64_t> last;
+  for (const TraceRecord& record : trace.records) {
+    if (const std::optional<std::int64_t> offset = replay.next(record.offset_ns)) last = offset;
+  }
+  if (!last) return SimTime::zero();
+  return run_length_for(arrival_for_offset(*last, knobs));
 }
 
 GeneratedRequests generate_synthetic(const Settings& settings, const Trace& trace,
@@ -188,8 +213,8 @@ namespace {
 
 // The recorded mode on its tasks, said first on `progress`.
 ModeResult replay(const Settings& settings, GeneratedRequests generated, bool keep_requests,
-                  unsigned threads, std::ostream* progress) {
-  if (progress) *progress << replay_line(generated) << '\n' << std::flush;
+                  unsigned threads, ScenarioProgress* progress) {
+  if (progress) progress->replaying(generated);
   return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
                   generated.dropped, keep_requests, threads > 1);
 }
@@ -197,7 +222,7 @@ ModeResult replay(const Settings& settings, GeneratedRequests generated, bool ke
 }  // namespace
 
 ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool keep_requests,
-                            unsigned threads, std::ostream* progress) {
+                            unsigned threads, ScenarioProgress* progress) {
   ScenarioResult result;
   const bool with_recorded = settings.mode != "synthetic";
   const bool with_synthetic = settings.mode != "recorded";
@@ -210,18 +235,14 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
   }
   if (with_synthetic) {
     result.synthetic = run_synthetic(settings, trace, keep_requests, threads);
-    if (progress) {
-      *progress << synthetic_line(*result.synthetic, *rates, settings.synthetic_arrivals,
-                                  settings.synthetic_sizes)
-                << '\n';
-    }
+    if (progress) progress->drew(*result.synthetic, *rates);
   }
   return result;
 }
 
 ScenarioResult run_scenario_taking_records(const Settings& settings, Trace& trace,
                                            bool keep_requests, unsigned threads,
-                                           std::ostream* progress) {
+                                           ScenarioProgress* progress) {
   if (settings.mode != "recorded") {
     return run_scenario(settings, trace, keep_requests, threads, progress);
   }

@@ -164,6 +164,32 @@ KeySpec optional_seconds_key(std::optional<double> Settings::*member) {
           }};
 }
 
+// A count of the batching knobs, from 1 to `max`.
+KeySpec batching_count(std::int64_t BatchingKnobs::*member, std::int64_t max) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.batching.*member =
+                static_cast<std::int64_t>(whole(v, 1, static_cast<std::uint64_t>(max), src, l));
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+}
+
+// A cost or a power of the batching knobs: finite, at least 0.
+KeySpec batching_real(double BatchingKnobs::*member) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.batching.*member = at_least(v, 0, src, l);
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+}
+
+// On or off: true or false.
+KeySpec batching_switch(bool BatchingKnobs::*member) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (!v.is_boolean()) bad(src, l, "expected true or false, got " + shown(v));
+            s.batching.*member = v.get<bool>();
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+}
+
 // Free text; empty means "not set".
 KeySpec text_key(std::string Settings::*member) {
   return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
@@ -277,10 +303,49 @@ const Table& table() {
       {"tokens.mi_per_generated_token", real_key(&Settings::mi_per_generated_token, non_negative)},
       {"deadline.ttft_budget_s", real_key(&Settings::ttft_budget_s, seconds)},
       {"deadline.decode_budget_s", real_key(&Settings::decode_budget_s, seconds)},
+      {"server.kind", choice_key(&Settings::server_kind, {"edge", "batching"})},
       {"server.cores", count_key(&Settings::cores, 1, 1'000'000)},
       {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
       {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
       {"server.max_power_w", real_key(&Settings::max_power_w, non_negative)},
+      {"batching.replicas", batching_count(&BatchingKnobs::replicas, 1'000'000)},
+      {"batching.router",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          const std::string name = text(v, src, l);
+          if (!parse_router_kind(name, s.batching.router)) {
+            bad(src, l, "must be round-robin, least-requests, kv-aware or prefix, got " + shown(v));
+          }
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(to_string(s.batching.router)); }}},
+      {"batching.max_num_seqs", batching_count(&BatchingKnobs::max_num_seqs, kMaxKvBlocks)},
+      {"batching.max_num_batched_tokens",
+       batching_count(&BatchingKnobs::max_num_batched_tokens, std::int64_t{1} << 40)},
+      {"batching.block_tokens", batching_count(&BatchingKnobs::block_tokens, kMaxKvBlocks)},
+      {"batching.kv_blocks", batching_count(&BatchingKnobs::kv_blocks, kMaxKvBlocks)},
+      {"batching.max_model_len",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          if (v.is_null()) {
+            s.batching.max_model_len.reset();
+          } else {
+            s.batching.max_model_len =
+                static_cast<std::int64_t>(whole(v, 1, std::uint64_t{1} << 52, src, l));
+          }
+        },
+        [](const Settings& s) {
+          return s.batching.max_model_len ? nlohmann::ordered_json(*s.batching.max_model_len)
+                                          : nlohmann::ordered_json(nullptr);
+        }}},
+      {"batching.prefix_caching", batching_switch(&BatchingKnobs::prefix_caching)},
+      {"batching.reserve_full_prompt", batching_switch(&BatchingKnobs::reserve_full_prompt)},
+      {"batching.step_base_s", batching_real(&BatchingKnobs::step_base_s)},
+      {"batching.step_prefill_token_s", batching_real(&BatchingKnobs::step_prefill_token_s)},
+      {"batching.step_prefill_pair_s", batching_real(&BatchingKnobs::step_prefill_pair_s)},
+      {"batching.step_decode_token_s", batching_real(&BatchingKnobs::step_decode_token_s)},
+      {"batching.step_decode_context_s", batching_real(&BatchingKnobs::step_decode_context_s)},
+      {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w)},
+      {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w)},
+      {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
+      {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
       {"network.hops",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           s.hops = hops_from(v, src, l);
@@ -296,7 +361,7 @@ const Table& table() {
         [](const Settings& s) { return nlohmann::ordered_json(s.trace_path); }}},
       {"trace.format",
        choice_key(&Settings::trace_format, {"auto", "azure-csv", "mooncake-jsonl", "burstgpt-csv",
-                                            "aiperf-jsonl", "csv", "jsonl"})},
+                                            "aiperf-jsonl", "token-ids-jsonl", "csv", "jsonl"})},
       {"trace.timestamp_column", text_key(&Settings::timestamp_column)},
       {"trace.input_column", text_key(&Settings::input_column)},
       {"trace.output_column", text_key(&Settings::output_column)},
@@ -395,8 +460,12 @@ std::optional<std::string> nearest(const std::string& word,
 }
 
 RequestKnobs Settings::request_knobs() const {
-  return RequestKnobs{bytes_per_token, mi_per_context_token, mi_per_generated_token,
-                      ttft_budget_s,   decode_budget_s,      mips_per_core};
+  return RequestKnobs{bytes_per_token, ttft_budget_s, decode_budget_s};
+}
+
+EdgeServerKnobs Settings::edge_knobs() const {
+  return EdgeServerKnobs{cores,         mi_per_context_token, mi_per_generated_token,
+                         mips_per_core, idle_power_w,         max_power_w};
 }
 
 ArrivalKnobs Settings::arrival_knobs() const {
@@ -411,7 +480,7 @@ ArrivalKnobs Settings::arrival_knobs() const {
 }
 
 EnergyKnobs Settings::energy_knobs() const {
-  return EnergyKnobs{idle_power_w, max_power_w, device_tx_nj_per_bit, device_rx_nj_per_bit};
+  return EnergyKnobs{device_tx_nj_per_bit, device_rx_nj_per_bit};
 }
 
 ServingMetricsKnobs Settings::serving_knobs() const {
@@ -536,18 +605,28 @@ void validate_settings(const Settings& s, const std::string& source) {
     bad(source, "synthetic.burstiness",
         "applies to gamma arrivals only; set synthetic.arrivals to gamma (--arrivals gamma)");
   }
+  if (s.mode == "recorded" && s.replications != 1) {
+    bad(source, "synthetic.replications",
+        "applies to the synthetic mode only (the recorded mode replays the trace once); leave "
+        "it at 1 for a recorded run");
+  }
   if (s.max_power_w < s.idle_power_w) {
     bad(source, "server.max_power_w",
         "must be at least server.idle_power_w (" + json(s.idle_power_w).dump() + "), got " +
             json(s.max_power_w).dump());
   }
+  // The block size against the trace's is checked once the trace is read.
+  if (s.server_kind == "batching") check_batching_knobs(s.batching, 0, source);
 }
 
 nlohmann::ordered_json settings_to_json(const Settings& settings) {
   nlohmann::ordered_json out;
   for (const auto& [key, spec] : table()) {
     const auto dot = key.find('.');
-    out[key.substr(0, dot)][key.substr(dot + 1)] = spec.get(settings);
+    const std::string section = key.substr(0, dot);
+    // The batching knobs are a run's only when its server batches.
+    if (section == "batching" && settings.server_kind != "batching") continue;
+    out[section][key.substr(dot + 1)] = spec.get(settings);
   }
   return out;
 }

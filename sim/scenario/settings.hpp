@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/batching_knobs.hpp"
+#include "model/edge_server.hpp"
 #include "model/energy_model.hpp"
 #include "model/network_path.hpp"
 #include "report/serving_metrics.hpp"
@@ -40,10 +42,13 @@ struct Settings {
   double ttft_budget_s = 2;
   double decode_budget_s = 0.1;
   // server
+  std::string server_kind = "edge";  // edge | batching
   std::uint32_t cores = 8;
   double mips_per_core = 60000;
   double idle_power_w = 420;
   double max_power_w = 720;
+  // batching (server.kind batching; BATCHING.md section 1)
+  BatchingKnobs batching;
   // network
   std::vector<Hop> hops = default_hops();
   double device_tx_nj_per_bit = 283.17;
@@ -72,6 +77,7 @@ struct Settings {
   std::string plots = "svg";                              // svg | none
 
   RequestKnobs request_knobs() const;
+  EdgeServerKnobs edge_knobs() const;
   ArrivalKnobs arrival_knobs() const;
   EnergyKnobs energy_knobs() const;
   SyntheticKnobs synthetic_knobs(std::uint64_t replication_seed) const;
@@ -94,7 +100,9 @@ void apply_settings_json(Settings& settings, const nlohmann::json& document,
                          const std::string& source);
 // Reads a settings file and applies it.
 void apply_settings_file(Settings& settings, const std::string& path);
-// Checks what no single key can: max power at least idle power.
+// Checks what no single key can: max power at least idle power, the end of
+// the replay window not before its start, and the batching knobs' combinations
+// (BATCHING.md section 1) when the server batches.
 void validate_settings(const Settings& settings, const std::string& source);
 
 nlohmann::ordered_json settings_to_json(const Settings& settings);

@@ -1,6 +1,8 @@
 // Reader of the Azure LLM inference trace CSV (2023 and 2024 releases):
 // columns TIMESTAMP, ContextTokens, GeneratedTokens in any order (others are
-// ignored), LF or CRLF, an optional UTF-8 BOM, with or without a final newline.
+// ignored), LF or CRLF, an optional UTF-8 BOM, with or without a final newline,
+// blank lines at the end. Read in place; a file with quotes is read as RFC
+// 4180 has it (csv_rows.hpp).
 #pragma once
 
 #include <string>

@@ -4,12 +4,15 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
-#include <sstream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include "core/mapped_file.hpp"
 #include "trace/aiperf_reader.hpp"
+#include "trace/csv_rows.hpp"
+#include "trace/record_fields.hpp"
 
 namespace infersim {
 namespace {
@@ -147,34 +150,28 @@ Measurement read_vllm(const std::string& path) {
   return m;
 }
 
-std::vector<std::string> split_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  std::stringstream in(line);
-  std::string field;
-  while (std::getline(in, field, ',')) {
-    const std::size_t b = field.find_first_not_of(" \t");
-    const std::size_t e = field.find_last_not_of(" \t");
-    fields.push_back(b == std::string::npos ? "" : field.substr(b, e - b + 1));
-  }
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
-
 Measurement read_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the file");
+  std::unique_ptr<MappedFile> file;
+  try {
+    file = std::make_unique<MappedFile>(path);
+  } catch (const std::runtime_error&) {
+    throw InputError(path, 0, "", "cannot open the file");
+  }
   const char* names[4] = {"input_tokens", "output_tokens", "ttft_s", "e2e_s"};
-  std::string text;
-  std::uint64_t line = 0;
+  CsvRows rows(file->bytes(), path);
+  std::vector<std::string_view> fields;
   std::vector<std::size_t> index(4);
   std::size_t columns = 0;
+  std::uint64_t blank_line = 0;
   Measurement m;
-  while (std::getline(in, text)) {
-    ++line;
-    if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (text.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::vector<std::string> fields = split_fields(text);
+  while (rows.next(fields)) {
+    const std::uint64_t line = rows.line();
+    // Blank lines may end the file; one before a row is an error.
+    if (fields.empty()) {
+      if (blank_line == 0) blank_line = line;
+      continue;
+    }
+    if (blank_line != 0) throw InputError(path, blank_line, "", "empty line inside the file");
     if (columns == 0) {
       for (int k = 0; k < 4; ++k) {
         const auto it = std::find(fields.begin(), fields.end(), names[k]);
@@ -186,6 +183,7 @@ Measurement read_csv(const std::string& path) {
         index[k] = static_cast<std::size_t>(it - fields.begin());
       }
       columns = fields.size();
+      rows.name_columns(std::vector<std::string>(fields.begin(), fields.end()));
       continue;
     }
     if (fields.size() != columns) {
@@ -195,10 +193,10 @@ Measurement read_csv(const std::string& path) {
     }
     double values[4];
     for (int k = 0; k < 4; ++k) {
-      const std::string& f = fields[index[k]];
+      const std::string_view f = fields[index[k]];
       const auto r = std::from_chars(f.data(), f.data() + f.size(), values[k]);
       if (f.empty() || r.ec != std::errc() || r.ptr != f.data() + f.size()) {
-        throw InputError(path, line, names[k], "expected a number, got '" + f + "'");
+        throw InputError(path, line, names[k], "expected a number, got '" + printable(f, 32) + "'");
       }
     }
     MeasuredRequest r;

@@ -19,6 +19,11 @@ struct TraceRecord {
   std::uint32_t generated_tokens = 0;
 };
 
+// Prompt tokens one block id covers (BATCHING.md section 3): Mooncake's
+// hash_ids, and the ids derived from a token-id trace's 16-token blocks.
+inline constexpr std::uint32_t kMooncakeBlockTokens = 512;
+inline constexpr std::uint32_t kTokenIdBlockTokens = 16;
+
 // Where a record's prompt block ids (Mooncake hash_ids) lie in Trace::hash_ids.
 struct HashRange {
   std::uint32_t begin = 0;
@@ -34,6 +39,9 @@ struct Trace {
   std::vector<std::uint32_t> hash_ids;  // every record's block ids, back to back
   // Empty for a trace without block ids, else one a record: its ids.
   std::vector<HashRange> hash_ranges;
+  // The prompt tokens one id covers (Bh): 512 for Mooncake's hash_ids (and
+  // ids from a generic trace's column), 16 for token-id traces, 0 without ids.
+  std::uint32_t block_id_tokens = 0;
   std::uint64_t filtered_out = 0;  // rows a --filter did not keep
   std::uint64_t out_of_order = 0;  // lines whose timestamp was earlier than the line before
 

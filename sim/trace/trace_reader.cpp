@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <optional>
-#include <sstream>
+#include <memory>
 
 #include "core/input_error.hpp"
 #include "core/mapped_file.hpp"
 #include "trace/aiperf_reader.hpp"
 #include "trace/azure_csv_reader.hpp"
-#include "trace/flat_json.hpp"
+#include "trace/csv_rows.hpp"
+#include "trace/json_lines.hpp"
 #include "trace/record_fields.hpp"
-#include "trace/text_lines.hpp"
+#include "trace/token_ids_reader.hpp"
 
 namespace infersim {
 namespace {
@@ -22,75 +22,26 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Splits one CSV line at commas; a field in double quotes may hold commas and
-// "" for a quote. Unquoted fields are trimmed of spaces and tabs.
-void split_csv(std::string_view line, std::vector<std::string_view>& fields, std::string& scratch) {
-  fields.clear();
-  scratch.clear();
-  scratch.reserve(line.size());  // quoted fields are unescaped here; no reallocation
-  std::size_t pos = 0;
-  for (;;) {
-    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t'))
-      ++pos;
-    if (pos < line.size() && line[pos] == '"') {
-      const std::size_t start = scratch.size();
-      ++pos;
-      while (pos < line.size()) {
-        if (line[pos] == '"') {
-          if (pos + 1 < line.size() && line[pos + 1] == '"') {
-            scratch += '"';
-            pos += 2;
-            continue;
-          }
-          ++pos;
-          break;
-        }
-        scratch += line[pos++];
-      }
-      fields.emplace_back(scratch.data() + start, scratch.size() - start);
-      while (pos < line.size() && line[pos] != ',')
-        ++pos;
-    } else {
-      const std::size_t start = pos;
-      while (pos < line.size() && line[pos] != ',')
-        ++pos;
-      std::size_t end = pos;
-      while (end > start && (line[end - 1] == ' ' || line[end - 1] == '\t'))
-        --end;
-      fields.push_back(line.substr(start, end - start));
-    }
-    if (pos >= line.size()) return;
-    ++pos;  // the comma
-  }
-}
-
 // Hash ids in a CSV field: "[1, 2, 3]", "1 2 3" or "1;2;3".
 std::string parse_id_list(std::string_view text, std::vector<std::uint32_t>& out) {
-  std::string normalized(text);
-  for (char& c : normalized) {
-    if (c == '[' || c == ']' || c == ';' || c == ' ') c = ',';
+  std::size_t pos = 0;
+  auto separator = [](char c) {
+    return c == '[' || c == ']' || c == ';' || c == ' ' || c == ',' || c == '\t';
+  };
+  for (;;) {
+    while (pos < text.size() && separator(text[pos]))
+      ++pos;
+    if (pos == text.size()) return {};
+    std::uint64_t value = 0;
+    const std::size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      value = value * 10 + static_cast<std::uint64_t>(text[pos] - '0');
+      if (value > 0xffffffffULL) return "an id over 2^32 - 1";
+      ++pos;
+    }
+    if (pos == start) return "expected a list of whole numbers";
+    out.push_back(static_cast<std::uint32_t>(value));
   }
-  std::string compact;
-  for (std::size_t i = 0; i < normalized.size(); ++i) {
-    if (normalized[i] == ',' && (compact.empty() || compact.back() == ',')) continue;
-    compact += normalized[i];
-  }
-  if (!compact.empty() && compact.back() == ',') compact.pop_back();
-  return parse_uint_array(compact, out);
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(
-        path, 0, "",
-        "cannot open the trace file (the published traces are fetched by trace/fetch)");
-  std::string content;
-  in.seekg(0, std::ios::end);
-  content.resize(static_cast<std::size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  return content;
 }
 
 // The first line of the file (BOM and CR removed), for detection.
@@ -107,7 +58,19 @@ std::string first_line(const std::string& path) {
   return line;
 }
 
-// Keeps one record's fields as they are read, then checks and stores them.
+// Stores a record and, for a trace with a column of block ids, its range:
+// every record has one then (empty without ids).
+void store(Trace& trace, const TraceSource& source, const TraceRecord& record,
+           const std::vector<std::uint32_t>& ids) {
+  if (!source.columns.hash_ids.empty()) {
+    trace.hash_ranges.push_back({static_cast<std::uint32_t>(trace.hash_ids.size()),
+                                 static_cast<std::uint32_t>(ids.size())});
+    trace.hash_ids.insert(trace.hash_ids.end(), ids.begin(), ids.end());
+  }
+  trace.records.push_back(record);
+}
+
+// Keeps one CSV record's fields as they are read, then checks and stores them.
 struct RecordBuilder {
   Trace& trace;
   const TraceSource& source;
@@ -123,18 +86,12 @@ struct RecordBuilder {
     if (!error.empty()) throw InputError(path, line, source.columns.input, error);
     error = parse_token_field(output, record.generated_tokens);
     if (!error.empty()) throw InputError(path, line, source.columns.output, error);
-    // With a column of block ids, every record has a range (empty without them).
-    if (!source.columns.hash_ids.empty()) {
-      ids.clear();
-      if (hash_ids != nullptr) {
-        error = parse_id_list(*hash_ids, ids);
-        if (!error.empty()) throw InputError(path, line, source.columns.hash_ids, error);
-      }
-      trace.hash_ranges.push_back({static_cast<std::uint32_t>(trace.hash_ids.size()),
-                                   static_cast<std::uint32_t>(ids.size())});
-      trace.hash_ids.insert(trace.hash_ids.end(), ids.begin(), ids.end());
+    ids.clear();
+    if (hash_ids != nullptr) {
+      error = parse_id_list(*hash_ids, ids);
+      if (!error.empty()) throw InputError(path, line, source.columns.hash_ids, error);
     }
-    trace.records.push_back(record);
+    store(trace, source, record, ids);
   }
 };
 
@@ -144,7 +101,20 @@ void finish(Trace& trace, const TraceSource& source, std::uint64_t last_line) {
         source.path, last_line + 1, "",
         trace.filtered_out > 0 ? "no requests match the filters" : "no requests in the file");
   }
+  // Block ids named by a column are taken as Mooncake's: one id for 512
+  // prompt tokens (BATCHING.md section 3).
+  trace.block_id_tokens = trace.hash_ids.empty() ? 0 : kMooncakeBlockTokens;
   normalize_trace(trace);
+}
+
+std::unique_ptr<MappedFile> open_trace(const std::string& path) {
+  try {
+    return std::make_unique<MappedFile>(path);
+  } catch (const std::runtime_error& e) {
+    throw InputError(path, 0, "",
+                     std::string("cannot open the trace file (") + e.what() +
+                         "; the published traces are fetched by trace/fetch)");
+  }
 }
 
 TimestampUnit guess_unit(std::string_view first_value) {
@@ -174,10 +144,11 @@ TraceSource resolve_source(const TraceSource& given) {
                             line.find("\"output_length\"") != std::string::npos;
       s.format = mooncake && !mapped ? "mooncake-jsonl" : "jsonl";
       if (!mapped && looks_like_aiperf_record(line)) s.format = "aiperf-jsonl";
+      if (!mapped && looks_like_token_ids_record(line)) s.format = "token-ids-jsonl";
     } else {
       std::vector<std::string_view> header;
-      std::string scratch;
-      split_csv(line, header, scratch);
+      CsvRows rows(line, s.path);
+      rows.next(header);
       auto has = [&](std::string_view name) {
         return std::find(header.begin(), header.end(), name) != header.end();
       };
@@ -207,7 +178,7 @@ TraceSource resolve_source(const TraceSource& given) {
     fill("TIMESTAMP", "ContextTokens", "GeneratedTokens", "", TimestampUnit::kDatetime);
   } else if (s.format == "mooncake-jsonl") {
     fill("timestamp", "input_length", "output_length", "hash_ids", TimestampUnit::kMilliseconds);
-  } else if (s.format == "aiperf-jsonl") {
+  } else if (s.format == "aiperf-jsonl" || s.format == "token-ids-jsonl") {
     if (s.unit == TimestampUnit::kAuto) s.unit = TimestampUnit::kNanoseconds;
   } else if (s.format == "burstgpt-csv") {
     fill("Timestamp", "Request tokens", "Response tokens", "", TimestampUnit::kSeconds);
@@ -226,32 +197,27 @@ TraceSource resolve_source(const TraceSource& given) {
     throw InputError(s.path, 0, "trace.format",
                      "unknown format '" + s.format +
                          "': expected auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, "
-                         "csv or jsonl");
+                         "token-ids-jsonl, csv or jsonl");
   }
   return s;
 }
 
 Trace read_csv_trace(const TraceSource& source) {
+  const auto file = open_trace(source.path);
+  return read_csv_trace(source, file->bytes());
+}
+
+Trace read_csv_trace(const TraceSource& source, std::string_view bytes) {
   Trace trace;
   trace.path = source.path;
   trace.format = source.format;
   TraceSource s = source;
   const std::string& path = s.path;
-  std::optional<MappedFile> file;
-  try {
-    file.emplace(path);
-  } catch (const std::runtime_error& e) {
-    throw InputError(path, 0, "",
-                     std::string("cannot open the trace file (") + e.what() +
-                         "; the published traces are fetched by trace/fetch)");
-  }
-  TextLines lines(file->bytes(), path);
+  CsvRows rows(bytes, path);
   std::vector<std::string_view> fields;
-  std::string scratch;
-  std::string_view header_line;
-  if (!lines.next(header_line)) throw InputError(path, 1, "", "empty file: expected a header line");
-  split_csv(header_line, fields, scratch);
+  if (!rows.next(fields)) throw InputError(path, 1, "", "empty file: expected a header line");
   const std::vector<std::string> header(fields.begin(), fields.end());
+  rows.name_columns(header);
   auto column = [&](const std::string& name, bool required) -> std::ptrdiff_t {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) {
@@ -274,33 +240,29 @@ Trace read_csv_trace(const TraceSource& source) {
   RecordBuilder builder{trace, s, {}};
   std::uint64_t line = 1;
   std::uint64_t blank_line = 0;
-  std::string_view view;
-  {
-    while (lines.next(view)) {
-      line = lines.number();
-      if (view.find_first_not_of(" \t") == std::string_view::npos) {
-        if (blank_line == 0) blank_line = line;
-        continue;
-      }
-      if (blank_line != 0) throw InputError(path, blank_line, "", "empty line inside the trace");
-      split_csv(view, fields, scratch);
-      if (fields.size() < header.size())
-        throw InputError(path, line, "", "too few fields on the line");
-      if (fields.size() > header.size())
-        throw InputError(path, line, "", "too many fields on the line");
-      bool keep = true;
-      for (const auto& [index, value] : filters)
-        keep = keep && fields[static_cast<std::size_t>(index)] == value;
-      if (!keep) {
-        ++trace.filtered_out;
-        continue;
-      }
-      if (s.unit == TimestampUnit::kAuto)
-        s.unit = guess_unit(fields[static_cast<std::size_t>(timestamp)]);
-      builder.add(line, fields[static_cast<std::size_t>(timestamp)],
-                  fields[static_cast<std::size_t>(input)], fields[static_cast<std::size_t>(output)],
-                  hash_ids >= 0 ? &fields[static_cast<std::size_t>(hash_ids)] : nullptr);
+  while (rows.next(fields)) {
+    line = rows.line();
+    if (fields.empty()) {
+      if (blank_line == 0) blank_line = line;
+      continue;
     }
+    if (blank_line != 0) throw InputError(path, blank_line, "", "empty line inside the trace");
+    if (fields.size() < header.size())
+      throw InputError(path, line, "", "too few fields on the line");
+    if (fields.size() > header.size())
+      throw InputError(path, line, "", "too many fields on the line");
+    bool keep = true;
+    for (const auto& [index, value] : filters)
+      keep = keep && fields[static_cast<std::size_t>(index)] == value;
+    if (!keep) {
+      ++trace.filtered_out;
+      continue;
+    }
+    if (s.unit == TimestampUnit::kAuto)
+      s.unit = guess_unit(fields[static_cast<std::size_t>(timestamp)]);
+    builder.add(line, fields[static_cast<std::size_t>(timestamp)],
+                fields[static_cast<std::size_t>(input)], fields[static_cast<std::size_t>(output)],
+                hash_ids >= 0 ? &fields[static_cast<std::size_t>(hash_ids)] : nullptr);
   }
   trace.timestamp_unit = to_string(s.unit);
   finish(trace, s, line);
@@ -313,66 +275,72 @@ Trace read_jsonl_trace(const TraceSource& source) {
   trace.format = source.format;
   TraceSource s = source;
   const std::string& path = s.path;
-  const std::string content = read_whole_file(path);
-  std::string_view rest(content);
-  if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);
-  trace.records.reserve(content.size() / 64);
-  RecordBuilder builder{trace, s, {}};
-  std::vector<FlatJsonField> fields;
-  std::uint64_t line = 0;
-  std::uint64_t blank_line = 0;
   if (s.filters.size() > 0) {
     throw InputError(path, 0, "--filter", "filters apply to CSV columns; this trace is JSONL");
   }
-  while (!rest.empty()) {
-    ++line;
-    const std::size_t newline = rest.find('\n');
-    std::string_view text = rest.substr(0, newline);
-    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    if (text.find_first_not_of(" \t") == std::string_view::npos) {
-      if (blank_line == 0) blank_line = line;
-      continue;
-    }
-    if (blank_line != 0) throw InputError(path, blank_line, "", "empty line inside the trace");
-    std::string_view bad_key;
-    const std::string error = scan_flat_json(text, fields, &bad_key);
-    if (!error.empty() && !bad_key.empty()) {
-      throw InputError(path, line, printable(bad_key), error);
-    }
-    if (!error.empty()) throw InputError(path, line, "", "not a JSON object: " + error);
-    const FlatJsonValue* found[4] = {nullptr, nullptr, nullptr, nullptr};
-    const std::string* names[4] = {&s.columns.timestamp, &s.columns.input, &s.columns.output,
-                                   &s.columns.hash_ids};
-    for (const FlatJsonField& f : fields) {
-      for (int i = 0; i < 4; ++i) {
-        if (found[i] == nullptr && f.key == *names[i]) found[i] = &f.value;
+  const auto file = open_trace(path);
+  trace.records.reserve(file->bytes().size() / 64);
+  jsonl::JsonLines lines(file->bytes(), path);
+  jsonl::od::document document;
+  std::vector<std::uint32_t> ids;
+  const std::string* names[4] = {&s.columns.timestamp, &s.columns.input, &s.columns.output,
+                                 &s.columns.hash_ids};
+  while (lines.next(document)) {
+    jsonl::od::object object = jsonl::root_object(lines, document);
+    jsonl::SeenKeys seen;
+    TraceRecord record;
+    bool found[4] = {false, false, false, false};
+    ids.clear();
+    for (auto member : object) {
+      jsonl::od::field field;
+      if (const auto error = std::move(member).get(field)) lines.fail("", error);
+      const std::string_view key = seen.take(lines, field, "");
+      int which = 0;
+      while (which < 4 && !(key == *names[which] && !names[which]->empty()))
+        ++which;
+      if (which < 4) found[which] = true;
+      switch (which) {
+        case 0: {
+          bool was_string = false;
+          const std::string_view text =
+              jsonl::number_text(lines, key, field.value(), true, &was_string);
+          if (s.unit == TimestampUnit::kAuto) {
+            s.unit = was_string ? TimestampUnit::kDatetime : TimestampUnit::kSeconds;
+          }
+          const std::string error = parse_timestamp_field(text, s.unit, record.offset_ns);
+          if (!error.empty()) lines.fail(key, error);
+          break;
+        }
+        case 1:
+          record.context_tokens = jsonl::token_count(lines, key, field.value());
+          break;
+        case 2:
+          record.generated_tokens = jsonl::token_count(lines, key, field.value());
+          break;
+        case 3: {
+          jsonl::od::array array;
+          if (field.value().get_array().get(array)) lines.fail(key, "expected a list of block ids");
+          for (auto element : array) {
+            jsonl::od::value id;
+            if (const auto error = std::move(element).get(id)) lines.fail(key, error);
+            ids.push_back(static_cast<std::uint32_t>(
+                jsonl::whole_number(lines, key, id, 0xffffffffULL,
+                                    "expected a list of block ids, each from 0 to 2^32 - 1")));
+          }
+          break;
+        }
+        default:
+          jsonl::check_value(lines, printable(key), field.value());
       }
     }
+    jsonl::expect_end(lines, document);
     for (int i = 0; i < 3; ++i) {
-      if (found[i] == nullptr) throw InputError(path, line, *names[i], "missing from the object");
-      const bool number = found[i]->kind == FlatJsonValue::kNumber;
-      const bool text_time = i == 0 && found[i]->kind == FlatJsonValue::kString;
-      if (!number && !text_time) {
-        throw InputError(path, line, *names[i],
-                         "expected a number, got " + printable(found[i]->text, 32));
-      }
+      if (!found[i]) lines.fail(*names[i], "missing from the object");
     }
-    if (s.unit == TimestampUnit::kAuto) {
-      s.unit = found[0]->kind == FlatJsonValue::kString ? TimestampUnit::kDatetime
-                                                        : TimestampUnit::kSeconds;
-    }
-    const std::string_view* ids = nullptr;
-    if (!s.columns.hash_ids.empty() && found[3] != nullptr) {
-      if (found[3]->kind != FlatJsonValue::kArray) {
-        throw InputError(path, line, s.columns.hash_ids, "expected a list of block ids");
-      }
-      ids = &found[3]->text;
-    }
-    builder.add(line, found[0]->text, found[1]->text, found[2]->text, ids);
+    store(trace, s, record, ids);
   }
   trace.timestamp_unit = to_string(s.unit);
-  finish(trace, s, line);
+  finish(trace, s, lines.line());
   return trace;
 }
 
@@ -383,6 +351,7 @@ Trace read_trace(const TraceSource& given) {
     return read_azure_csv(source.path);
   }
   if (source.format == "aiperf-jsonl") return read_aiperf_trace(source);
+  if (source.format == "token-ids-jsonl") return read_token_ids_trace(source);
   if (source.format == "mooncake-jsonl" || source.format == "jsonl")
     return read_jsonl_trace(source);
   return read_csv_trace(source);

@@ -24,7 +24,7 @@ struct ColumnMapping {
 
 struct TraceSource {
   std::string path;
-  // auto, azure-csv, mooncake-jsonl, burstgpt-csv, csv, jsonl
+  // auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, token-ids-jsonl, csv, jsonl
   std::string format = "auto";
   ColumnMapping columns;  // empty names: the format's own
   TimestampUnit unit = TimestampUnit::kAuto;

@@ -77,6 +77,8 @@ inline void check_trace(const Trace& trace) {
     previous = r.offset_ns;
   }
   if (trace.records.front().offset_ns != 0) std::abort();
+  // Block ids and the tokens one covers come together.
+  if (trace.hash_ids.empty() != (trace.block_id_tokens == 0)) std::abort();
 }
 
 template <typename Read>
@@ -110,6 +112,9 @@ inline void mooncake_jsonl(std::string_view bytes) {
   const std::string path = write_input(bytes, ".jsonl");
   read_trace_as(path, "mooncake-jsonl");
   read_trace_as(path, "auto");
+  // The other JSONL readers on the same bytes (the seeds hold a token-id trace).
+  read_trace_as(path, "token-ids-jsonl");
+  read_trace_as(path, "aiperf-jsonl");
 }
 
 // The first byte picks CSV or JSONL, the timestamp unit and whether a filter

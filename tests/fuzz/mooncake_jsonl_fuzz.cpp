@@ -1,4 +1,5 @@
-// libFuzzer target: the Mooncake JSONL reader, as named and detected. Only InputError may come out.
+// libFuzzer target: the Mooncake JSONL reader, as named and detected, and the token-id and aiperf
+// JSONL readers on the same bytes. Only InputError may come out.
 #include <cstddef>
 #include <cstdint>
 

@@ -1,12 +1,13 @@
 // Invariants of the edge model on the seed's trace: every request is issued and
-// answered exactly once, devices share the requests in turn, no core runs two
-// requests at once, nobody starts before arriving.
+// answered exactly once, in id order, devices share the requests in turn, no
+// core runs two requests at once, nobody starts before arriving, and the busy
+// time the server reports is the requests' own.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 
-#include "model/edge_simulation.hpp"
+#include "model/simulation.hpp"
 #include "scenario/scenario.hpp"
 #include "test_support.hpp"
 #include "trace/azure_csv_reader.hpp"
@@ -14,19 +15,22 @@
 namespace infersim {
 namespace {
 
-class Recorder : public RequestObserver {
+class Recorder : public RequestObserver, public ServerObserver {
  public:
-  void on_issued(std::uint64_t id, const Request&, const RequestOutcome& o) override {
-    issued.push_back(id);
+  void on_request(std::uint64_t id, const Request&, const RequestOutcome& o) override {
+    delivered.push_back(id);
     outcomes.push_back(o);
   }
-  void on_completed(std::uint64_t id, const Request&, const RequestOutcome& o) override {
-    completed.push_back(id);
-    completion_times.push_back(o.response);
+  void on_busy(std::uint32_t unit, SimTime from, SimTime to) override {
+    busy.push_back({unit, from, to});
   }
-  std::vector<std::uint64_t> issued, completed;
+  struct Busy {
+    std::uint32_t unit;
+    SimTime from, to;
+  };
+  std::vector<std::uint64_t> delivered;
   std::vector<RequestOutcome> outcomes;
-  std::vector<SimTime> completion_times;
+  std::vector<Busy> busy;
 };
 
 class Conservation : public ::testing::TestWithParam<std::uint32_t> {};
@@ -43,18 +47,19 @@ TEST_P(Conservation, EveryRequestIsServedOnceWithoutOverlap) {
   DeviceFleet fleet(settings.devices);
   const NetworkPath network(settings.hops);
   EdgeServer server(cores);
-  EdgeSimulation simulation(tasks, fleet, network, server);
+  Simulation simulation(tasks, fleet, network, server);
   Recorder recorder;
   simulation.add_observer(recorder);
+  simulation.add_server_observer(recorder);
   simulation.run();
 
-  ASSERT_EQ(recorder.issued.size(), tasks.size());
-  EXPECT_TRUE(std::is_sorted(recorder.issued.begin(), recorder.issued.end()));
-  std::vector<std::uint64_t> completed = recorder.completed;
-  std::sort(completed.begin(), completed.end());
-  EXPECT_EQ(completed, recorder.issued);  // each exactly once
-  EXPECT_TRUE(std::is_sorted(recorder.completion_times.begin(), recorder.completion_times.end()));
-  EXPECT_EQ(simulation.events_executed(), 2 * tasks.size());
+  // Each exactly once, in id order.
+  ASSERT_EQ(recorder.delivered.size(), tasks.size());
+  for (std::size_t k = 0; k < tasks.size(); ++k)
+    ASSERT_EQ(recorder.delivered[k], k);
+  // The edge server decides at issue: one event a request, its issue.
+  EXPECT_EQ(simulation.events_executed(), tasks.size());
+  ASSERT_EQ(recorder.busy.size(), tasks.size());
 
   for (std::uint32_t d = 0; d < settings.devices; ++d) {
     const std::uint64_t expected = tasks.size() / 7 + (d < tasks.size() % 7 ? 1 : 0);
@@ -67,12 +72,20 @@ TEST_P(Conservation, EveryRequestIsServedOnceWithoutOverlap) {
     const RequestOutcome& o = recorder.outcomes[k];
     ASSERT_GE(o.start, o.server_arrival);
     ASSERT_GT(o.server_arrival, tasks[k].arrival);
-    ASSERT_EQ(o.finish - o.start, tasks[k].exec);
+    const EdgeCost cost =
+        edge_cost(tasks[k].context_tokens, tasks[k].generated_tokens, server.knobs());
+    ASSERT_EQ(o.finish - o.start, cost.exec);
     ASSERT_GE(o.response, o.finish);
     ASSERT_LE(o.first_token, o.response);
-    ASSERT_LT(o.core, cores);
-    busy[o.core].emplace_back(o.start, o.finish);
-    total += tasks[k].exec;
+    ASSERT_EQ(o.first_token_server, o.start + cost.first_token);
+    ASSERT_LT(o.unit, cores);
+    ASSERT_FALSE(o.rejected);
+    // The busy time told is the request's own run on its core.
+    ASSERT_EQ(recorder.busy[k].unit, o.unit);
+    ASSERT_EQ(recorder.busy[k].from, o.start);
+    ASSERT_EQ(recorder.busy[k].to, o.finish);
+    busy[o.unit].emplace_back(o.start, o.finish);
+    total += cost.exec;
   }
   for (auto& [core, intervals] : busy) {
     std::sort(intervals.begin(), intervals.end());
@@ -84,54 +97,6 @@ TEST_P(Conservation, EveryRequestIsServedOnceWithoutOverlap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cores, Conservation, ::testing::Values(1u, 8u, 64u));
-
-// Every call an observer sees, in order.
-class CallLog : public RequestObserver {
- public:
-  void on_issued(std::uint64_t id, const Request& task, const RequestOutcome& o) override {
-    calls.push_back({false, id, task.arrival, o.start, o.response});
-  }
-  void on_completed(std::uint64_t id, const Request& task, const RequestOutcome& o) override {
-    calls.push_back({true, id, task.arrival, o.start, o.response});
-  }
-  struct Call {
-    bool completed;
-    std::uint64_t id;
-    SimTime arrival, start, response;
-    bool operator==(const Call&) const = default;
-  };
-  std::vector<Call> calls;
-};
-
-// A reporter that has nothing to do at completions.
-class IssueCount : public RequestObserver {
- public:
-  void on_issued(std::uint64_t, const Request&, const RequestOutcome&) override { ++issued; }
-  bool wants_completions() const override { return false; }
-  std::uint64_t issued = 0;
-};
-
-TEST(Conservation, ObserversOnASecondThreadSeeTheSameCallsInTheSameOrder) {
-  Settings settings;
-  settings.cores = 3;
-  const Trace trace = read_azure_csv(test::seed_trace());
-  const GeneratedRequests generated = generate_recorded(settings, trace);
-  std::vector<CallLog> logs(2);
-  for (const bool threaded : {false, true}) {
-    DeviceFleet fleet(settings.devices);
-    const NetworkPath network(settings.hops);
-    EdgeServer server(settings.cores);
-    EdgeSimulation simulation(generated.tasks, fleet, network, server);
-    IssueCount count;
-    simulation.add_observer(logs[threaded]);
-    simulation.add_observer(count);
-    simulation.call_observers_on_thread(threaded);
-    simulation.run();
-    EXPECT_EQ(count.issued, generated.tasks.size());
-  }
-  ASSERT_EQ(logs[0].calls.size(), 2 * generated.tasks.size());
-  EXPECT_TRUE(logs[0].calls == logs[1].calls);
-}
 
 }  // namespace
 }  // namespace infersim

@@ -36,17 +36,6 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 ctest --test-dir "$build" -j2 -LE sanitizer --output-on-failure
 echo "sanitize: sanitized suite passed after $(( $(date +%s) - started )) s"
 
-# ThreadSanitizer on what synchronizes threads by hand: the reporters' relay
-# and its tests, built on their own (the rest of the suite runs its threads
-# through std::async and joins).
-if [ "$fuzz" = ON ]; then
-  clang++ -std=c++20 -O1 -g -fsanitize=thread -I"$root/sim" \
-    "$root/tests/unit/observer_relay_test.cpp" "$root/sim/model/observer_relay.cpp" \
-    -lgtest -lgtest_main -lpthread -o "$build/observer_relay_tsan"
-  TSAN_OPTIONS=halt_on_error=1 timeout 600 "$build/observer_relay_tsan" --gtest_brief=1
-  echo "sanitize: the relay under ThreadSanitizer passed after $(( $(date +%s) - started )) s"
-fi
-
 if [ "$fuzz" = ON ]; then
   "$root/tests/fuzz/run_fuzzers.sh" "$build" --runs "$runs" --seed 1
 else

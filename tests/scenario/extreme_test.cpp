@@ -275,7 +275,7 @@ TEST(ExtremeScale, TenMillionRequestsInMemory) {
   EXPECT_EQ(*r.summary.get("requests"), static_cast<double>(kRequests));
   EXPECT_EQ(*r.summary.get("deadline_met") + *r.summary.get("deadline_missed"),
             static_cast<double>(kRequests));
-  EXPECT_EQ(r.events, 2 * kRequests);
+  EXPECT_EQ(r.events, kRequests);  // an issue a request: the edge server decides there
   for (const Figure& f : r.summary.figures()) {
     if (f.value) {
       EXPECT_TRUE(std::isfinite(*f.value)) << f.key;

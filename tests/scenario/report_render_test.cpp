@@ -12,6 +12,7 @@
 
 #include "report/plots.hpp"
 #include "report/run_writer.hpp"
+#include "scenario/scenario.hpp"
 #include "test_support.hpp"
 
 namespace infersim {
@@ -139,6 +140,52 @@ TEST_F(ReportRender, GnuplotRendersEverySvg) {
     const std::string file = entry.path().filename().string();
     EXPECT_TRUE(file.ends_with(".gp") || file.ends_with(".svg")) << file;
   }
+}
+
+// What README.md says: from the run folder, `gnuplot plots/*.gp` renders every
+// plot and `gnuplot plots/NAME.gp` one, each to its own SVG.
+TEST_F(ReportRender, EachScriptRendersItsOwnPlotFromTheRunFolder) {
+  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  ASSERT_EQ(run("cmp").status, 0);
+  const fs::path folder = dir_ / "cmp";
+  // Each plot's title and one of its series' names, as its script sets them.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> kOwn = {
+      {"arrivals", {"Arrivals per 30 s slice", "Poisson mean"}},
+      {"queue_length", {"Requests waiting for a core", "recorded trace, largest"}},
+      {"deadline_misses", {"Deadline-miss rate", "missed / answered in the slice"}},
+      {"wait_cdf", {"Waiting time for a core, cumulative distribution", "share of requests"}},
+      {"ttft_cdf", {"Time to first token, cumulative distribution", "share of requests"}},
+  };
+  const auto check = [&](const std::string& when) {
+    for (const auto& [name, texts] : kOwn) {
+      const fs::path svg = folder / "plots" / (name + ".svg");
+      ASSERT_TRUE(fs::exists(svg)) << when << ": " << name;
+      const std::string content = test::read_file(svg);
+      for (const std::string& text : texts)
+        EXPECT_THAT(content, HasSubstr(text)) << when << ": " << name;
+      for (const auto& [other, other_texts] : kOwn) {
+        if (other != name) {
+          EXPECT_THAT(content, ::testing::Not(HasSubstr(other_texts.front())))
+              << when << ": " << name << " holds " << other;
+        }
+      }
+    }
+  };
+  const auto remove_svgs = [&] {
+    for (const auto& [name, texts] : kOwn)
+      fs::remove(folder / "plots" / (name + ".svg"));
+  };
+  remove_svgs();
+  const ProgramRun all = run_program({"sh", "-c", "gnuplot plots/*.gp"}, folder);
+  ASSERT_EQ(all.status, 0) << all.output;
+  check("gnuplot plots/*.gp");
+  remove_svgs();
+  for (const auto& [name, texts] : kOwn) {
+    const ProgramRun one = run_program({"gnuplot", "plots/" + name + ".gp"}, folder);
+    ASSERT_EQ(one.status, 0) << name << ": " << one.output;
+    EXPECT_TRUE(fs::exists(folder / "plots" / (name + ".svg"))) << name;
+  }
+  check("gnuplot plots/NAME.gp, one at a time");
 }
 
 TEST_F(ReportRender, PlotsNoneWritesNoPlots) {

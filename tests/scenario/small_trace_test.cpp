@@ -31,7 +31,7 @@ class SmallTrace : public ::testing::Test {
 };
 
 TEST_F(SmallTrace, FirstRequestCrossesTheNetworkAndRunsAtOnce) {
-  const RequestOutcome& o = result_.outcomes.at(0);
+  const RequestOutcome o = result_.log[0];
   // up: 32000 bits, wifi 5 ms + 24615 ns, man 10 ms + 32000 ns
   EXPECT_EQ(o.server_arrival.count_ns(), 15'056'615);
   EXPECT_EQ(o.start.count_ns(), 15'056'615);
@@ -43,7 +43,7 @@ TEST_F(SmallTrace, FirstRequestCrossesTheNetworkAndRunsAtOnce) {
 }
 
 TEST_F(SmallTrace, LaterIssuedRequestWaitsEvenIfItReachesTheServerFirst) {
-  const RequestOutcome& o = result_.outcomes.at(1);
+  const RequestOutcome o = result_.log[1];
   // 16000 bits reach the server at 15028308 ns, before request 0, but it was issued second.
   EXPECT_EQ(o.server_arrival.count_ns(), 15'028'308);
   EXPECT_EQ(o.start.count_ns(), 548'389'948);
@@ -54,7 +54,7 @@ TEST_F(SmallTrace, LaterIssuedRequestWaitsEvenIfItReachesTheServerFirst) {
 }
 
 TEST_F(SmallTrace, ThirdRequestQueuesBehindBoth) {
-  const RequestOutcome& o = result_.outcomes.at(2);
+  const RequestOutcome o = result_.log[2];
   EXPECT_EQ(o.server_arrival.count_ns(), 500'000'000 + 15'113'231);
   EXPECT_EQ(o.start.count_ns(), 648'389'948);
   EXPECT_EQ(o.finish.count_ns(), 648'389'948 + 1'066'666'667);

@@ -320,13 +320,52 @@ TEST_F(AzureCsvReader, NulByteNamesTheLineAndFieldRatherThanEndingTheLine) {
   EXPECT_THAT(message, HasSubstr("is not a number"));
 }
 
-TEST_F(AzureCsvReader, EmptyLineIsTooFewFields) {
+TEST_F(AzureCsvReader, EmptyLineInsideIsNamedButBlankLinesMayEndTheFile) {
   const std::string path = write_temp_file("emptyline",
                                            "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                            "2023-11-16 18:17:03,1,2\n"
                                            "\n"
                                            "2023-11-16 18:17:05,1,2\n");
-  EXPECT_THAT(read_error(path), StartsWith(path + ":3: too few fields"));
+  EXPECT_EQ(read_error(path), path + ":3: empty line inside the trace");
+  // A blank last line was "too few fields".
+  const std::string trailing = write_temp_file("trailing",
+                                               "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+                                               "2023-11-16 18:17:03,1,2\r\n"
+                                               "\r\n \n");
+  EXPECT_EQ(read_azure_csv(trailing).records.size(), 1u);
+  const std::string blank_only =
+      write_temp_file("blankonly", "TIMESTAMP,ContextTokens,GeneratedTokens\n\n");
+  EXPECT_EQ(read_error(blank_only), blank_only + ":2: no requests after the header");
+}
+
+// Quotes send the file to the RFC 4180 reader: every field quoted, a comma
+// inside a quoted field (was "too many fields"), a quote in an ignored column.
+TEST_F(AzureCsvReader, ReadsQuotedFieldsAsRfc4180) {
+  const std::string path = write_temp_file("quoted",
+                                           "\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\"\n"
+                                           "\"2023-11-16 18:17:03.9799600\",\"4808\",\"10\"\n"
+                                           "\"2023-11-16 18:17:04.0000001\", 3180 ,8\n");
+  const Trace trace = read_azure_csv(path);
+  EXPECT_EQ(trace.format, "azure-csv");
+  EXPECT_EQ(offsets(trace), (std::vector<std::int64_t>{0, 20'040'100}));
+  EXPECT_EQ(contexts(trace), (std::vector<std::uint32_t>{4808, 3180}));
+  EXPECT_EQ(generated(trace), (std::vector<std::uint32_t>{10, 8}));
+  const std::string comma = write_temp_file("comma",
+                                            "TIMESTAMP,Model,ContextTokens,GeneratedTokens\n"
+                                            "2023-11-16 18:17:03,\"gpt, 4\",1,2\n"
+                                            "2023-11-16 18:17:04,\"say \"\"hi\"\"\",3,4\n");
+  EXPECT_EQ(generated(read_azure_csv(comma)), (std::vector<std::uint32_t>{2, 4}));
+  // A stray quote the in-place reading would have skipped in an ignored column.
+  const std::string stray = write_temp_file("stray",
+                                            "TIMESTAMP,Model,ContextTokens,GeneratedTokens\n"
+                                            "2023-11-16 18:17:03,gpt\"4,1,2\n");
+  EXPECT_EQ(read_error(stray), stray +
+                                   ":2: Model: a quote inside an unquoted field (quote the "
+                                   "whole field, doubling its quotes)");
+  const std::string open = write_temp_file("open",
+                                           "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                           "2023-11-16 18:17:03,1,\"2\n");
+  EXPECT_THAT(read_error(open), StartsWith(open + ":2: GeneratedTokens: quote not closed"));
 }
 
 TEST_F(AzureCsvReader, ReadsAFileThatCannotBeMapped) {
@@ -373,6 +412,19 @@ TEST_F(LargeAzureFile, ReadsEveryRowInOrder) {
     EXPECT_EQ(trace.records[i].context_tokens, static_cast<std::uint32_t>(i % 977)) << i;
     EXPECT_EQ(trace.records[i].generated_tokens, static_cast<std::uint32_t>(i % 13)) << i;
   }
+  EXPECT_EQ(trace.records.back().context_tokens, static_cast<std::uint32_t>((kRows - 1) % 977));
+}
+
+// A quoted field in the second half: that thread's error gives way to the
+// RFC 4180 reader, which reads every row.
+TEST_F(LargeAzureFile, AQuoteInEitherHalfIsReadAsRfc4180) {
+  std::string text = rows();
+  const std::size_t at = text.rfind("\n", text.size() - 2) + 1;  // the last row
+  const std::size_t comma = text.find(',', at);
+  text.insert(text.find(',', comma + 1), "\"");
+  text.insert(comma + 1, "\"");
+  const Trace trace = read_azure_csv(write_temp_file("quotedlate", text));
+  ASSERT_EQ(trace.records.size(), static_cast<std::size_t>(kRows));
   EXPECT_EQ(trace.records.back().context_tokens, static_cast<std::uint32_t>((kRows - 1) % 977));
 }
 

@@ -73,10 +73,10 @@ Simulated simulate_benchmark(bool burst = false) {
 }
 
 double ttft_s(const Simulated& s, std::size_t k) {
-  return (s.result.outcomes[k].first_token - s.result.tasks[k].arrival).seconds();
+  return (s.result.log[k].first_token - s.result.tasks[k].arrival).seconds();
 }
 double e2e_s(const Simulated& s, std::size_t k) {
-  return (s.result.outcomes[k].response - s.result.tasks[k].arrival).seconds();
+  return (s.result.log[k].response - s.result.tasks[k].arrival).seconds();
 }
 
 std::string number(double v) {

@@ -257,6 +257,13 @@ TEST_F(CapacityCommand, BadSearchesAreRefusedBeforeAnythingIsWritten) {
        "--tolerance: must be greater than 0"},
       {{"--vary", "cores"}, "--target: give the target"},
       {{"--target", "success_rate>=1"}, "--vary: name the knob"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--plots", "svg"},
+       "--plots: a capacity search draws no plots"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--per-request", "none"},
+       "--per-request: a capacity search writes no requests.csv"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--modes", "recorded", "--replications",
+        "2"},
+       "synthetic.replications: applies to the synthetic mode only"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = capacity(args);

@@ -363,3 +363,224 @@ TEST_F(ReplayWindowFlags, TheGapCapWorksOnTheWindowNotOnItsLeadIn) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// Two bursts of eleven requests, ten seconds apart, the second 2900 s after the
+// first: a replay window or a gap cap changes the replayed length and rate.
+// Request i of the first burst arrives at 10 i s with 100 context and 10
+// generated tokens; of the second, at 3000 + 10 i s with 300 and 30.
+std::string two_bursts(const std::vector<std::pair<int, int>>& offsets_and_scale) {
+  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  for (const auto& [offset_s, scale] : offsets_and_scale) {
+    char line[64];
+    std::snprintf(line, sizeof(line), "2024-01-01 %02d:%02d:%02d,%d,%d\n", offset_s / 3600,
+                  offset_s / 60 % 60, offset_s % 60, 100 * scale, 10 * scale);
+    csv += line;
+  }
+  return csv;
+}
+
+class SyntheticFromTheReplay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_dir();
+    std::vector<std::pair<int, int>> both;
+    for (int i = 0; i <= 10; ++i)
+      both.emplace_back(10 * i, 1);
+    for (int i = 0; i <= 10; ++i)
+      both.emplace_back(3000 + 10 * i, 3);
+    trace_ = test::write_file(dir_ / "bursts.csv", two_bursts(both)).string();
+  }
+  // `run --synthetic` on `trace` with `flags`: the console and the summary.
+  std::pair<test::CliResult, nlohmann::json> synthetic(const std::string& trace,
+                                                       std::vector<std::string> flags,
+                                                       const std::string& mode = "--compare") {
+    const std::string folder = (dir_ / ("run" + std::to_string(++runs_))).string();
+    std::vector<std::string> args = {"run",     mode,   "--trace",  trace,
+                                     "--plots", "none", "--output", folder};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    if (r.status != 0) return {r, {}};
+    auto summary = nlohmann::json::parse(test::read_file(fs::path(folder) / "summary.json"));
+    return {r, mode == "--compare" ? summary["synthetic"] : summary};
+  }
+  fs::path dir_;
+  std::string trace_;
+  int runs_ = 0;
+};
+
+// The synthetic requests drawn from a trace of exactly the replayed requests
+// (no window, no cap): what the windowed run must draw, seed for seed.
+TEST_F(SyntheticFromTheReplay, EndOffsetGivesTheWindowsLengthRateAndSizes) {
+  std::vector<std::pair<int, int>> first;
+  for (int i = 0; i <= 10; ++i)
+    first.emplace_back(10 * i, 1);
+  const std::string cut = test::write_file(dir_ / "first.csv", two_bursts(first)).string();
+  const auto [reference, reference_summary] = synthetic(cut, {});
+  const auto [r, summary] = synthetic(trace_, {"--end-offset", "100"});
+  // 11 requests over 100 s: 0.11/s; the last at 100 s, so T = 120 s.
+  EXPECT_THAT(r.out, HasSubstr("Trace replay: 11 requests scheduled between 0 and 100 s, 0 "
+                               "dropped because they arrive after the end of the run at 120 s"));
+  const std::uint64_t n = reference_summary["requests"].get<std::uint64_t>();
+  EXPECT_THAT(r.out, HasSubstr("Synthetic poisson: " + std::to_string(n) +
+                               " requests drawn at the trace's mean rate of 0.1100/s until 120 s, "
+                               "mean sizes of 100.000 context and 10.000 generated tokens, "
+                               "seed 42."));
+  EXPECT_EQ(summary["run_length_s"], 120);
+  EXPECT_EQ(summary["requests"], n);
+  EXPECT_EQ(summary, reference_summary);
+  // About 0.11/s x 120 s = 13.2 of them.
+  EXPECT_GE(n, 4u);
+  EXPECT_LE(n, 30u);
+}
+
+TEST_F(SyntheticFromTheReplay, StartOffsetSpeedupAndResolutionApplyAsToTheRecordedRun) {
+  std::vector<std::pair<int, int>> second;
+  for (int i = 0; i <= 10; ++i)
+    second.emplace_back(10 * i, 3);
+  const std::string cut = test::write_file(dir_ / "second.csv", two_bursts(second)).string();
+  const std::vector<std::string> clock = {"--speedup", "2", "--time-resolution", "1s"};
+  const auto [reference, reference_summary] = synthetic(cut, clock, "--synthetic");
+  std::vector<std::string> flags = {"--start-offset", "3000"};
+  flags.insert(flags.end(), clock.begin(), clock.end());
+  const auto [r, summary] = synthetic(trace_, flags, "--synthetic");
+  // 11 requests over 100 s of trace time, replayed twice as fast: 0.22/s over
+  // 50 s, the last at 50 s, so T = 60 s.
+  EXPECT_THAT(r.out, HasSubstr("requests drawn at the trace's mean rate of 0.2200/s until 60 s, "
+                               "mean sizes of 300.000 context and 30.000 generated tokens"));
+  EXPECT_EQ(summary["run_length_s"], 60);
+  EXPECT_EQ(summary, reference_summary);
+}
+
+TEST_F(SyntheticFromTheReplay, GapCapGivesTheCappedLengthAndRate) {
+  // --max-idle-gap 10 cuts the 2900 s gap to 10 s: 22 requests at 0, 10, ..., 210 s.
+  std::vector<std::pair<int, int>> capped;
+  for (int i = 0; i <= 21; ++i)
+    capped.emplace_back(10 * i, i <= 10 ? 1 : 3);
+  const std::string cut = test::write_file(dir_ / "capped.csv", two_bursts(capped)).string();
+  const auto [reference, reference_summary] = synthetic(cut, {});
+  const auto [r, summary] = synthetic(trace_, {"--max-idle-gap", "10"});
+  // 22 / 210 s = 0.10476/s; the last at 210 s, so T = 240 s; sizes 200 and 20.
+  const std::uint64_t n = reference_summary["requests"].get<std::uint64_t>();
+  EXPECT_THAT(r.out, HasSubstr("Synthetic poisson: " + std::to_string(n) +
+                               " requests drawn at the trace's mean rate of 0.1048/s until 240 s, "
+                               "mean sizes of 200.000 context and 20.000 generated tokens"));
+  EXPECT_EQ(summary["run_length_s"], 240);
+  EXPECT_EQ(summary, reference_summary);
+}
+
+TEST_F(SyntheticFromTheReplay, SweepAndCapacityDrawTheSameRequests) {
+  std::vector<std::pair<int, int>> first;
+  for (int i = 0; i <= 10; ++i)
+    first.emplace_back(10 * i, 1);
+  const std::string cut = test::write_file(dir_ / "first.csv", two_bursts(first)).string();
+  const auto [reference, reference_summary] = synthetic(cut, {}, "--synthetic");
+  const std::string n = std::to_string(reference_summary["requests"].get<std::uint64_t>());
+
+  const auto sweep =
+      test::run_cli({"sweep", "--vary", "cores=1,2", "--modes", "synthetic", "--end-offset", "100",
+                     "--trace", trace_, "--output", (dir_ / "sweep").string()});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const std::string csv = test::read_file(dir_ / "sweep" / "sweep.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  const auto column = [&](const std::string& key) {
+    const std::string before = header.substr(0, header.find("," + key + ","));
+    return std::count(before.begin(), before.end(), ',') + 1;
+  };
+  std::istringstream rows(csv.substr(csv.find('\n') + 1));
+  int count = 0;
+  for (std::string row; std::getline(rows, row); ++count) {
+    std::vector<std::string> fields;
+    std::istringstream in(row);
+    for (std::string f; std::getline(in, f, ',');)
+      fields.push_back(f);
+    EXPECT_EQ(fields.at(column("requests")), n) << row;
+    EXPECT_EQ(fields.at(column("run_length_s")), "120") << row;
+  }
+  EXPECT_EQ(count, 2);
+
+  // The target holds at every core count exactly when the draws are the
+  // window's: the minimum already meets it.
+  const auto capacity =
+      test::run_cli({"capacity", "--vary", "cores", "--min", "1", "--max", "2", "--target",
+                     "requests==" + n, "--modes", "synthetic", "--end-offset", "100", "--trace",
+                     trace_, "--output", (dir_ / "capacity").string()});
+  ASSERT_EQ(capacity.status, 0) << capacity.err;
+  EXPECT_THAT(capacity.out, HasSubstr("synthetic cores=1  requests=" + n));
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+class Conventions : public CommandLine {};
+
+TEST_F(Conventions, ReplicationsAreRefusedInTheRecordedMode) {
+  const auto r = run({"--replications", "3"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("synthetic.replications: applies to the synthetic mode only"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+  EXPECT_EQ(run({"--replications", "1"}, "one").status, 0);
+  const auto compare = test::run_cli(
+      {"run", "--replications", "2", "--trace", trace_, "--output", (dir_ / "compare").string()});
+  EXPECT_EQ(compare.status, 0) << compare.err;
+}
+
+TEST_F(Conventions, WindowFlagsTakeSecondsOrAUnit) {
+  // 0.250 s and 90.5 s: an end at 1 s keeps the first two of the three requests.
+  for (const std::string end : {"1", "1s", "1000ms", "1000000us", "1000000000ns"}) {
+    const auto r =
+        run({"--end-offset", end, "--start-offset", "0ms", "--max-idle-gap", "0.5s"}, "end-" + end);
+    ASSERT_EQ(r.status, 0) << end << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("2 requests scheduled between 0 and 0.25 s")) << end;
+    const auto settings =
+        nlohmann::json::parse(test::read_file(dir_ / ("end-" + end) / "settings.json"));
+    EXPECT_EQ(settings["run"]["end_offset_s"], 1.0) << end;
+    EXPECT_EQ(settings["run"]["start_offset_s"], 0.0) << end;
+    EXPECT_EQ(settings["run"]["max_idle_gap_s"], 0.5) << end;
+  }
+  const auto bad = run({"--end-offset", "10min"}, "bad");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--end-offset: expected seconds or a duration such as 600s or "
+                                 "600000ms, got '10min'"));
+  const auto help = test::run_cli({"run", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("a bare number is seconds"));
+}
+
+TEST_F(Conventions, NameEndsTheDefaultFolderName) {
+  const test::InFolder here(dir_);
+  const auto r = test::run_cli({"run", "--recorded", "--trace", trace_, "--name", "baseline-2x"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<fs::path> made;
+  for (const auto& entry : fs::directory_iterator(dir_ / "output"))
+    made.push_back(entry.path().filename());
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_THAT(made[0].string(), ::testing::MatchesRegex("[0-9]{8}-[0-9]{6}-recorded-baseline-2x"));
+  EXPECT_THAT(r.out, HasSubstr("Run folder: output/" + made[0].string() + "\n"));
+  EXPECT_TRUE(fs::exists(dir_ / "output" / made[0] / "summary.json"));
+
+  for (const std::string name : {"a/b", "", "..", ".hidden", "tab\there"}) {
+    const auto refused = test::run_cli({"run", "--recorded", "--trace", trace_, "--name", name});
+    EXPECT_EQ(refused.status, 2) << name;
+    EXPECT_THAT(refused.err, HasSubstr("--name: ")) << name;
+  }
+  const auto both = test::run_cli(
+      {"run", "--recorded", "--trace", trace_, "--name", "x", "--output", "elsewhere"});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_THAT(both.err, HasSubstr("--name: conflicts with --output"));
+  const auto sweep = test::run_cli(
+      {"sweep", "--vary", "cores=1,2", "--modes", "recorded", "--trace", trace_, "--name", "grid"});
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  std::size_t grids = 0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "output"))
+    grids += entry.path().filename().string().ends_with("-sweep-grid");
+  EXPECT_EQ(grids, 1u);
+}
+
+}  // namespace
+}  // namespace infersim

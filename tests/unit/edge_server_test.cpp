@@ -12,6 +12,32 @@ Duration d(std::int64_t ns) {
   return Duration::ns(ns);
 }
 
+TEST(EdgeCost, LengthExecutionAndFirstTokenFromTokens) {
+  const EdgeCost cost = edge_cost(1000, 10, EdgeServerKnobs{});
+  EXPECT_DOUBLE_EQ(cost.length_mi, 1000 * 12 + 10 * 2000);
+  EXPECT_EQ(cost.exec.count_ns(), 533'333'333);         // 32000 / 60000 s
+  EXPECT_EQ(cost.first_token.count_ns(), 233'333'333);  // (12000 + 2000) / 60000 s
+}
+
+TEST(EdgeCost, WithoutGeneratedTokensTheFirstTokenIsTheWholeExecution) {
+  const EdgeCost cost = edge_cost(500, 0, EdgeServerKnobs{});
+  EXPECT_EQ(cost.exec.count_ns(), 100'000'000);
+  EXPECT_EQ(cost.first_token, cost.exec);
+}
+
+TEST(EdgeCost, KnobsChangeTheCosts) {
+  EdgeServerKnobs knobs;
+  knobs.mi_per_generated_token = 1000;
+  knobs.mips_per_core = 30000;
+  EXPECT_EQ(edge_cost(100, 3, knobs).exec.count_ns(), 140'000'000);  // (1200 + 3000) / 30000 s
+}
+
+TEST(EdgeCost, MeanSizesMayBeReal) {
+  const EdgeCost cost = edge_cost(2.5, 0.5, EdgeServerKnobs{});
+  EXPECT_DOUBLE_EQ(cost.length_mi, 2.5 * 12 + 0.5 * 2000);
+  EXPECT_EQ(cost.first_token, cost.exec);  // fewer than one generated token
+}
+
 TEST(EdgeServer, StartsAtOnceWhileACoreIsFree) {
   EdgeServer server(2);
   const CoreAssignment a = server.assign(t(100), d(50));

@@ -9,40 +9,25 @@
 namespace infersim {
 namespace {
 
-TEST(Request, DerivesLengthTimesSizesAndBudgetFromTokens) {
-  const Request task = make_request(SimTime::ns(7), 1000, 10, RequestKnobs{});
-  EXPECT_EQ(task.arrival, SimTime::ns(7));
-  EXPECT_DOUBLE_EQ(task.length_mi, 1000 * 12 + 10 * 2000);
-  EXPECT_EQ(task.exec.count_ns(), 533'333'333);         // 32000 / 60000 s
-  EXPECT_EQ(task.first_token.count_ns(), 233'333'333);  // (12000 + 2000) / 60000 s
-  EXPECT_DOUBLE_EQ(task.request_bits, 32000);
-  EXPECT_DOUBLE_EQ(task.result_bits, 320);
-  EXPECT_EQ(task.budget.count_ns(), 3'000'000'000);  // 2 s + 10 * 0.1 s
+TEST(Request, DerivesSizesAndBudgetFromTokens) {
+  const Request request = make_request(SimTime::ns(7), 1000, 10, RequestKnobs{});
+  EXPECT_EQ(request.arrival, SimTime::ns(7));
+  EXPECT_DOUBLE_EQ(request.request_bits, 32000);  // 1000 tokens of 4 bytes
+  EXPECT_DOUBLE_EQ(request.result_bits, 320);
+  EXPECT_EQ(request.budget.count_ns(), 3'000'000'000);  // 2 s + 10 * 0.1 s
+  EXPECT_TRUE(request.block_ids.empty());
 }
 
-TEST(Request, WithoutGeneratedTokensTheFirstTokenIsTheWholeExecution) {
-  const Request task = make_request(SimTime::zero(), 500, 0, RequestKnobs{});
-  EXPECT_EQ(task.exec.count_ns(), 100'000'000);
-  EXPECT_EQ(task.first_token, task.exec);
-  EXPECT_EQ(task.budget.count_ns(), 2'000'000'000);
-}
-
-TEST(Request, KnobsChangeTheCosts) {
+TEST(Request, KnobsChangeTheSizesAndTheBudget) {
   RequestKnobs knobs;
-  knobs.mi_per_generated_token = 1000;
-  knobs.mips_per_core = 30000;
   knobs.bytes_per_token = 2;
   knobs.decode_budget_s = 0.5;
-  const Request task = make_request(SimTime::zero(), 100, 3, knobs);
-  EXPECT_EQ(task.exec.count_ns(), 140'000'000);  // (1200 + 3000) / 30000 s
-  EXPECT_DOUBLE_EQ(task.request_bits, 1600);
-  EXPECT_EQ(task.budget.count_ns(), 3'500'000'000);
-}
-
-TEST(Request, MeanSizesMayBeReal) {
-  const Request task = make_request(SimTime::zero(), 2.5, 0.5, RequestKnobs{});
-  EXPECT_DOUBLE_EQ(task.length_mi, 2.5 * 12 + 0.5 * 2000);
-  EXPECT_EQ(task.first_token, task.exec);  // fewer than one generated token
+  const Request request = make_request(SimTime::zero(), 100, 3, knobs);
+  EXPECT_DOUBLE_EQ(request.request_bits, 1600);
+  EXPECT_DOUBLE_EQ(request.result_bits, 48);
+  EXPECT_EQ(request.budget.count_ns(), 3'500'000'000);
+  // Without generated tokens the budget is the TTFT budget alone.
+  EXPECT_EQ(make_request(SimTime::zero(), 500, 0, RequestKnobs{}).budget.count_ns(), 2'000'000'000);
 }
 
 }  // namespace
@@ -70,8 +55,8 @@ TEST(RequestList, GivesBackTheSizesItWasGivenHoweverItKeepsThem) {
       EXPECT_EQ(tasks.context_tokens(k), (*sizes)[k].first) << k;
       EXPECT_EQ(tasks.generated_tokens(k), (*sizes)[k].second) << k;
       EXPECT_EQ(
-          tasks[k].length_mi,
-          make_request(tasks.arrival(k), (*sizes)[k].first, (*sizes)[k].second, {}).length_mi);
+          tasks[k].request_bits,
+          make_request(tasks.arrival(k), (*sizes)[k].first, (*sizes)[k].second, {}).request_bits);
     }
     tasks.pop_back();
     EXPECT_EQ(tasks.size(), sizes->size() - 1);

@@ -97,6 +97,30 @@ TEST(RunFolder, ForceLeavesNoFileOfTheEarlierRunButOthersAlone) {
   EXPECT_EQ(test::read_file(output / "notes.txt"), "mine\n");
 }
 
+TEST(RunFolder, DefaultNameIsTheTimeTheModeAndTheNameGiven) {
+  const fs::path dir = test::fresh_dir();
+  const test::InFolder here(dir);
+  const std::string plain = RunFolder::prepare("", "compare", false).path().string();
+  EXPECT_THAT(plain, ::testing::MatchesRegex("output/[0-9]{8}-[0-9]{6}-compare"));
+  // A second run in the same second gets -2, a third -3. The clock may turn
+  // over a second between two calls: then the pair is taken again.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const fs::path first = RunFolder::prepare("", "recorded", false, "base").path();
+    EXPECT_THAT(first.string(), ::testing::MatchesRegex("output/[0-9]{8}-[0-9]{6}-recorded-base"));
+    RunFolder::prepare(first.string(), "recorded", false).create();
+    test::write_file(first / "summary.json", "{}");
+    const fs::path second = RunFolder::prepare("", "recorded", false, "base").path();
+    if (second.string().substr(0, first.string().size()) != first.string()) continue;
+    EXPECT_EQ(second.string(), first.string() + "-2");
+    fs::create_directories(second);
+    const fs::path third = RunFolder::prepare("", "recorded", false, "base").path();
+    if (third.string().substr(0, first.string().size()) != first.string()) continue;
+    EXPECT_EQ(third.string(), first.string() + "-3");
+    return;
+  }
+  ADD_FAILURE() << "the clock turned over a second between every pair of calls";
+}
+
 TEST(RunFolder, AnEmptyFolderIsNotAnotherRun) {
   const fs::path dir = test::fresh_dir();
   const std::string trace = test::write_file(dir / "t.csv", kTrace).string();

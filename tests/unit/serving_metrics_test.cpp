@@ -37,7 +37,7 @@ void feed(ServingMetrics& metrics, const std::vector<Timing>& requests) {
     o.finish = at(r.response_s);
     o.first_token = at(r.first_token_s);
     o.response = at(r.response_s);
-    metrics.on_issued(id++, task, o);
+    metrics.on_request(id++, task, o);
   }
 }
 
@@ -73,8 +73,8 @@ TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
   ServingMetrics kept({{10, 50, 99.9}, std::nullopt});
   ServingMetrics derived({{10, 50, 99.9}, std::nullopt}, tasks.size(), &tasks);
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    kept.on_issued(i, tasks[i], outcomes[i]);
-    derived.on_issued(i, tasks[i], outcomes[i]);
+    kept.on_request(i, tasks[i], outcomes[i]);
+    derived.on_request(i, tasks[i], outcomes[i]);
   }
   Summary a, b;
   kept.append_to(a);
@@ -84,7 +84,7 @@ TEST(ServingMetrics, TpotWorkedOutAtTheEndFromTheTaskListIsTheSameAsKept) {
     EXPECT_EQ(*a.get(key), *b.get(key)) << key;
   }
   ServingMetrics out_of_order({}, 2, &tasks);
-  EXPECT_THROW(out_of_order.on_issued(1, tasks[1], outcomes[1]), std::logic_error);
+  EXPECT_THROW(out_of_order.on_request(1, tasks[1], outcomes[1]), std::logic_error);
 }
 
 TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
@@ -105,7 +105,7 @@ TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
   for (int way = 0; way < 3; ++way) {
     ServingMetrics metrics({{25, 50, 99}, std::nullopt}, tasks.size(), &tasks);
     for (std::size_t i = 0; i < tasks.size(); ++i)
-      metrics.on_issued(i, tasks[i], outcomes[i]);
+      metrics.on_request(i, tasks[i], outcomes[i]);
     if (way > 0) metrics.prepare(way == 2);
     metrics.append_to(summaries[way]);
     cdfs[way] = metrics.cdf();
@@ -318,6 +318,23 @@ TEST(GoodputFlag, ReadsVllmSyntax) {
   EXPECT_EQ(parse_goodput("tpot:50,ttft:0.5", "--goodput"),
             nlohmann::json({{"tpot_ms", 50.0}, {"ttft_ms", 0.5}}));
   EXPECT_TRUE(parse_goodput("none", "--goodput").is_null());
+}
+
+// aiperf names the same bounds by its metrics: time_to_first_token,
+// inter_token_latency ((e2e - ttft) / (generated - 1), vLLM's TPOT) and
+// request_latency, in milliseconds.
+TEST(GoodputFlag, ReadsAiperfNames) {
+  EXPECT_EQ(parse_goodput("time_to_first_token:100 inter_token_latency:3.40", "--goodput"),
+            nlohmann::json({{"ttft_ms", 100.0}, {"tpot_ms", 3.4}}));
+  EXPECT_EQ(parse_goodput("request_latency:2000,ttft:500", "--goodput"),
+            nlohmann::json({{"e2el_ms", 2000.0}, {"ttft_ms", 500.0}}));
+  EXPECT_THROW(parse_goodput("ttft:1 time_to_first_token:2", "--goodput"), InputError);
+  try {
+    parse_goodput("request_latncy:5", "--goodput");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("did you mean request_latency?"));
+  }
 }
 
 TEST(GoodputFlag, BadWordsAreNamed) {

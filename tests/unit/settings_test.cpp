@@ -93,8 +93,13 @@ TEST(Settings, DefaultsPassValidation) {
 TEST(Settings, KnobsCarryTheSettings) {
   const Settings s;
   const EnergyKnobs energy = s.energy_knobs();
-  EXPECT_EQ(energy.idle_power_w, 420.0);
-  EXPECT_EQ(energy.max_power_w, 720.0);
+  const EdgeServerKnobs edge = s.edge_knobs();
+  EXPECT_EQ(edge.cores, 8u);
+  EXPECT_EQ(edge.mi_per_context_token, 12.0);
+  EXPECT_EQ(edge.mi_per_generated_token, 2000.0);
+  EXPECT_EQ(edge.mips_per_core, 60000.0);
+  EXPECT_EQ(edge.idle_power_w, 420.0);
+  EXPECT_EQ(edge.max_power_w, 720.0);
   EXPECT_EQ(energy.device_tx_nj_per_bit, 283.17);
   EXPECT_EQ(energy.device_rx_nj_per_bit, 137.01);
 }

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
+#include "test_support.hpp"
+
 namespace infersim {
 namespace {
 
@@ -18,6 +23,15 @@ TEST(Sha256, IncrementalUpdatesEqualOneShot) {
   for (std::size_t i = 0; i < text.size(); i += 37)
     hash.update(text.data() + i, std::min<std::size_t>(37, text.size() - i));
   EXPECT_EQ(hash.hex_digest(), sha256_hex(text));
+}
+
+// FIPS 180-4's long message, a million 'a', read from a file as traces are.
+TEST(Sha256, HashesAFileAsItsBytes) {
+  const auto path = test::fresh_dir() / "million_a.txt";
+  test::write_file(path, std::string(1'000'000, 'a'));
+  EXPECT_EQ(sha256_file_hex(path.string()),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_THROW(sha256_file_hex((path.parent_path() / "missing").string()), std::runtime_error);
 }
 
 }  // namespace

@@ -8,14 +8,23 @@
 #include <vector>
 
 #include "core/percentiles.hpp"
+#include "model/edge_server.hpp"
 
 namespace infersim {
 namespace {
 
+// The summary of what `collector` heard, for an idle edge server of 8 cores
+// (busy time is the server's to say).
+Summary summarize(SummaryCollector& collector, SimTime run_length, std::uint64_t dropped) {
+  const EdgeServer server(8);
+  const ServerUsage usage = server.usage(collector.end(run_length));
+  const EnergyModel radio(EnergyKnobs{});
+  return collector.summarize({run_length, dropped, &usage, &radio});
+}
+
 TEST(SummaryCollector, NoRequestsGiveNullAveragesNotNaN) {
   SummaryCollector collector;
-  const EnergyModel energy(EnergyKnobs{});
-  const Summary s = collector.summarize({SimTime::from_seconds(60), 3, 8, &energy});
+  const Summary s = summarize(collector, SimTime::from_seconds(60), 3);
   EXPECT_EQ(*s.get("requests"), 0);
   EXPECT_EQ(*s.get("dropped"), 3);
   EXPECT_FALSE(s.get("avg_wait_s").has_value());
@@ -31,9 +40,8 @@ TEST(SummaryCollector, EndIsTheLaterOfTheRunAndTheLastResponse) {
   RequestOutcome o;
   o.response = SimTime::from_seconds(90);
   o.server_arrival = o.start = o.finish = o.first_token = SimTime::zero();
-  collector.on_issued(0, task, o);
-  const EnergyModel energy(EnergyKnobs{});
-  const Summary s = collector.summarize({SimTime::from_seconds(60), 0, 8, &energy});
+  collector.on_request(0, task, o);
+  const Summary s = summarize(collector, SimTime::from_seconds(60), 0);
   EXPECT_DOUBLE_EQ(*s.get("end_s"), 90);
   EXPECT_DOUBLE_EQ(*s.get("run_length_s"), 60);
   EXPECT_EQ(*s.get("deadline_met"), 0);  // 90 s against a 2 s budget

@@ -237,6 +237,9 @@ TEST_F(SweepCommand, BadDefinitionsAreRefusedBeforeAnythingIsWritten) {
       {{"--vary", "cores=1,2", "--modes", "recorded,replay"}, "--modes: expected recorded"},
       {{"--vary", "cores=1,2", "--shard", "3/2"}, "--shard: expected K/N"},
       {{"--vary", "cores=1,2", "--per-request", "csv"}, "writes no requests.csv"},
+      {{"--vary", "cores=1,2", "--per-request", "none"}, "--per-request: a sweep writes no"},
+      {{"--vary", "cores=1,2", "--plots", "svg"}, "--plots: a sweep draws no plots"},
+      {{"--vary", "cores=1,2", "--plots", "none"}, "--plots: a sweep draws no plots"},
       {{"--vary", "cores=1,2", "--mode", "recorded"}, "unknown option (did you mean --modes?)"},
       {{}, "--vary: give at least one KNOB=VALUES"},
   };

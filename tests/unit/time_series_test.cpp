@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/input_error.hpp"
+#include "model/edge_server.hpp"
 #include "report/summary.hpp"
 #include "scenario/scenario.hpp"
 
@@ -32,6 +33,14 @@ Request task_at(double arrival_s) {
   return make_request(at(arrival_s), 1000, 10, knobs);  // budget 12 s
 }
 
+// As the simulation tells it of a request served on a core: its busy time,
+// then its outcome.
+void serve(TimeSeriesCollector& c, std::uint64_t id, const Request& request,
+           const RequestOutcome& o) {
+  c.on_busy(o.unit, o.start, o.finish);
+  c.on_request(id, request, o);
+}
+
 void feed(TimeSeriesCollector& c, const std::vector<Instants>& requests) {
   std::uint64_t id = 0;
   for (const Instants& r : requests) {
@@ -41,8 +50,21 @@ void feed(TimeSeriesCollector& c, const std::vector<Instants>& requests) {
     o.finish = at(r.finish);
     o.response = at(r.response);
     o.first_token = o.response;
-    c.on_issued(id++, task_at(r.arrival), o);
+    serve(c, id++, task_at(r.arrival), o);
   }
+}
+
+// The slices on an edge server of `cores` cores with the default power.
+TimeSeries compute(TimeSeriesCollector& c, SimTime run_length, unsigned cores) {
+  const EdgeServer server(cores);
+  return c.compute(run_length, server, server.usage(run_length), EnergyModel(EnergyKnobs{}));
+}
+
+// MODEL.md section 8 on a stretch: the server's term and the radios'.
+double energy_wh(SimTime length, Duration busy, unsigned cores, double request_bits,
+                 double result_bits) {
+  return EdgeServer(cores).energy_wh(length - SimTime::zero(), busy) +
+         EnergyModel(EnergyKnobs{}).radio_wh(request_bits, result_bits);
 }
 
 // One core; three requests arrive in the first 10 s slice and queue behind
@@ -54,10 +76,9 @@ class HandMade : public ::testing::Test {
  protected:
   void SetUp() override {
     feed(collector_, {{1, 2, 2, 12, 13}, {3, 4, 12, 22, 23}, {5, 6, 22, 24, 25}});
-    series_ = collector_.compute(at(30), 1, energy_);
+    series_ = compute(collector_, at(30), 1);
   }
   TimeSeriesCollector collector_{Duration::from_seconds(10)};
-  const EnergyModel energy_{EnergyKnobs{}};
   TimeSeries series_;
 };
 
@@ -112,13 +133,15 @@ TEST_F(HandMade, EnergyIsTheModelAppliedToEachSliceAndSumsToTheRun) {
   EXPECT_DOUBLE_EQ(s[0].energy_wh, (420 * 10 + 300 * 8.0) / 3600 + radio_wh);
   EXPECT_DOUBLE_EQ(s[1].energy_wh, (420 * 10 + 300 * 10.0) / 3600);
   EXPECT_DOUBLE_EQ(s[2].energy_wh, (420 * 10 + 300 * 4.0) / 3600);
-  const double run = energy_.energy_wh(at(30), Duration::from_seconds(22), 1, 3 * 32000, 3 * 320);
+  const double run = energy_wh(at(30), Duration::from_seconds(22), 1, 3 * 32000, 3 * 320);
   EXPECT_NEAR(s[0].energy_wh + s[1].energy_wh + s[2].energy_wh, run, 1e-12 * run);
 }
 
 TEST_F(HandMade, CsvHasAHeaderAndARowASlice) {
   const std::string csv = time_series_csv(series_);
-  EXPECT_TRUE(csv.starts_with(std::string(kTimeSeriesCsvHeader) + "\n"));
+  EXPECT_TRUE(csv.starts_with(
+      "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,"
+      "queue_len_max,busy_cores_mean,utilization,energy_wh,wait_p99_s\n"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
   EXPECT_THAT(csv, ::testing::HasSubstr("\n10.000000000,20.000000000,0,1,0,1.2,2,1,1,"));
 }
@@ -126,7 +149,7 @@ TEST_F(HandMade, CsvHasAHeaderAndARowASlice) {
 TEST(TimeSeries, ASliceWithoutStartsHasNoWaitPercentile) {
   TimeSeriesCollector c(Duration::from_seconds(1));
   feed(c, {{1, 1, 1, 2, 3}});
-  const TimeSeries t = c.compute(at(5), 2, EnergyModel(EnergyKnobs{}));
+  const TimeSeries t = compute(c, at(5), 2);
   ASSERT_EQ(t.slices.size(), 5u);
   EXPECT_TRUE(t.slices[1].wait_p99_s.has_value());
   EXPECT_FALSE(t.slices[2].wait_p99_s.has_value());
@@ -136,7 +159,7 @@ TEST(TimeSeries, ASliceWithoutStartsHasNoWaitPercentile) {
 TEST(TimeSeries, AnInstantInTheQueueDoesNotCount) {
   TimeSeriesCollector c(Duration::from_seconds(10));
   feed(c, {{0, 2, 2, 3, 4}, {0, 2, 2, 3, 4}});  // reach the server and start at once
-  const TimeSeries t = c.compute(at(10), 2, EnergyModel(EnergyKnobs{}));
+  const TimeSeries t = compute(c, at(10), 2);
   EXPECT_EQ(t.slices[0].queue_len_max, 0u);
   EXPECT_DOUBLE_EQ(*t.slices[0].queue_len_mean, 0);
   EXPECT_DOUBLE_EQ(*t.slices[0].busy_cores_mean, 0.2);
@@ -148,13 +171,13 @@ TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
   TimeSeriesCollector longer(Duration::from_seconds(10));
   feed(longer, {{0, 0, 0, 19, 20}});
   // The response at 20 s is the end: two slices, the last one [10, 20].
-  const TimeSeries even = c.compute(at(15), 1, EnergyModel({}));
+  const TimeSeries even = compute(c, at(15), 1);
   ASSERT_EQ(even.slices.size(), 2u);
   EXPECT_EQ(even.slices[1].completions, 1u);
   EXPECT_EQ(even.slices[1].end, at(20));
   // A run of 25 s: the last slice is [20, 25], and its means use 5 s.
-  const TimeSeries partial = longer.compute(at(25), 1, EnergyModel({}));
-  EXPECT_THROW(c.compute(at(25), 1, EnergyModel({})), std::logic_error);
+  const TimeSeries partial = compute(longer, at(25), 1);
+  EXPECT_THROW(compute(c, at(25), 1), std::logic_error);
   ASSERT_EQ(partial.slices.size(), 3u);
   EXPECT_EQ(partial.slices[2].end, at(25));
   EXPECT_EQ(partial.slices[2].completions, 1u);
@@ -162,8 +185,8 @@ TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
 }
 
 TEST(TimeSeries, AnEmptyRunOfNoLengthHasOneEmptySlice) {
-  const TimeSeries t =
-      TimeSeriesCollector(Duration::from_seconds(60)).compute(at(0), 8, EnergyModel({}));
+  TimeSeriesCollector c(Duration::from_seconds(60));
+  const TimeSeries t = compute(c, at(0), 8);
   ASSERT_EQ(t.slices.size(), 1u);
   EXPECT_FALSE(t.slices[0].queue_len_mean.has_value());
   EXPECT_EQ(t.slices[0].energy_wh, 0);
@@ -171,7 +194,8 @@ TEST(TimeSeries, AnEmptyRunOfNoLengthHasOneEmptySlice) {
 
 TEST(TimeSeries, TooManySlicesAreRefused) {
   try {
-    TimeSeriesCollector(Duration::ns(1)).compute(at(3600), 8, EnergyModel({}));
+    TimeSeriesCollector c(Duration::ns(1));
+    compute(c, at(3600), 8);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("report.slice_duration_s"));
@@ -188,7 +212,7 @@ struct Served {
 };
 
 TimeSeries brute_force(const std::vector<Served>& requests, std::int64_t s, SimTime run_length,
-                       unsigned cores, const EnergyModel& energy) {
+                       unsigned cores) {
   std::int64_t end = run_length.count_ns();
   for (const Served& r : requests)
     end = std::max(end, r.o.response.count_ns());
@@ -243,8 +267,8 @@ TimeSeries brute_force(const std::vector<Served>& requests, std::int64_t s, SimT
       slice.utilization = static_cast<double>(busy_ns) / (static_cast<double>(length) * cores);
     }
     slice.energy_wh =
-        energy.energy_wh(SimTime::ns(length), Duration::ns(static_cast<std::int64_t>(busy_ns)),
-                         cores, request_bits, result_bits);
+        energy_wh(SimTime::ns(length), Duration::ns(static_cast<std::int64_t>(busy_ns)), cores,
+                  request_bits, result_bits);
     slice.wait_p99_s = percentile(waits, 0.99);
     out.slices.push_back(slice);
   }
@@ -256,7 +280,6 @@ TimeSeries brute_force(const std::vector<Served>& requests, std::int64_t s, SimT
 // queues, and runs whose end is a slice bound with a response there.
 TEST(TimeSeries, StreamedSlicesEqualTheBruteForceOnes) {
   std::mt19937_64 bits(2024);
-  const EnergyModel energy{EnergyKnobs{}};
   for (int round = 0; round < 300; ++round) {
     const std::int64_t unit = 1 + static_cast<std::int64_t>(bits() % 5);
     const std::int64_t s = unit * (1 + static_cast<std::int64_t>(bits() % 6));
@@ -288,9 +311,9 @@ TEST(TimeSeries, StreamedSlicesEqualTheBruteForceOnes) {
 
     TimeSeriesCollector collector(Duration::ns(s));
     for (std::size_t i = 0; i < requests.size(); ++i)
-      collector.on_issued(i, requests[i].task, requests[i].o);
-    const TimeSeries got = collector.compute(run_length, cores, energy);
-    const TimeSeries want = brute_force(requests, s, run_length, cores, energy);
+      serve(collector, i, requests[i].task, requests[i].o);
+    const TimeSeries got = compute(collector, run_length, cores);
+    const TimeSeries want = brute_force(requests, s, run_length, cores);
     ASSERT_EQ(got.slices.size(), want.slices.size()) << round;
     for (std::size_t k = 0; k < want.slices.size(); ++k) {
       const TimeSlice& g = got.slices[k];
@@ -317,7 +340,7 @@ TEST(TimeSeries, AStartAtTheRunsEndCountsInTheLastSlicesWaits) {
   // slice [10, 20] holds.
   TimeSeriesCollector c(Duration::from_seconds(10));
   feed(c, {{0, 1, 1, 15, 15}, {2, 3, 15, 20, 20}, {4, 5, 20, 20, 20}});
-  const TimeSeries t = c.compute(at(20), 1, EnergyModel({}));
+  const TimeSeries t = compute(c, at(20), 1);
   ASSERT_EQ(t.slices.size(), 2u);
   EXPECT_DOUBLE_EQ(*t.slices[1].wait_p99_s, 12 + 0.99 * 3);
   EXPECT_EQ(t.slices[1].queue_len_max, 2u);

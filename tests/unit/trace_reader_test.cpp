@@ -188,6 +188,141 @@ TEST_F(TraceReader, CsvFieldCountsAreChecked) {
   EXPECT_THAT(error_of(at(path)), StartsWith(path + ":3: too few fields"));
 }
 
+// RFC 4180: a field is wholly quoted or holds no quote; nothing after the
+// closing quote, no unclosed quote (the flat splitter read "7"9 as 7).
+TEST_F(TraceReader, CsvQuotesAreReadAsRfc4180OrRefusedAtTheirField) {
+  TraceSource source;
+  source.format = "csv";
+  source.columns = {"ts", "in", "out", ""};
+  source.path = file("after.csv", "ts,in,out\n0,100,\"7\"9\n");
+  EXPECT_EQ(error_of(source), source.path + ":2: out: text after the closing quote");
+  source.path = file("open.csv", "ts,in,out\n0,100,\"79\n");
+  EXPECT_THAT(error_of(source), StartsWith(source.path + ":2: out: quote not closed"));
+  source.path = file("inside.csv", "ts,in,out\n0,1\"00,7\n");
+  EXPECT_THAT(error_of(source),
+              StartsWith(source.path + ":2: in: a quote inside an unquoted field"));
+  source.path = file("nul.csv", std::string("ts,in,out\n0,100,7\n1,2,3\0\n", 26));
+  EXPECT_THAT(error_of(source), StartsWith(source.path + ":3: a NUL byte"));
+  // Quoted fields, a comma and a doubled quote inside one, spaces around one.
+  source.path = file("good.csv", "ts,note,in,out\n0,\"a, \"\"b\"\"\",100,  \"79\" \n2,\"\",5,6\n");
+  const Trace trace = read_trace(source);
+  ASSERT_EQ(trace.records.size(), 2u);
+  EXPECT_EQ(trace.records[0].generated_tokens, 79u);
+  EXPECT_EQ(trace.records[1].offset_ns, 2'000'000'000);
+  EXPECT_EQ(trace.records[1].context_tokens, 5u);
+}
+
+// Azure's layout with every field quoted is detected, then read (it was
+// refused: "TIMESTAMP: column missing"), a quoted comma included.
+TEST_F(TraceReader, QuotedAzureFilesAreRead) {
+  const auto path = file("quoted.csv",
+                         "\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\",\"Model\"\r\n"
+                         "\"2023-11-16 18:17:03.9799600\",\"4808\",\"10\",\"gpt, 4\"\r\n"
+                         "\"2023-11-16 18:17:04.0000001\",\"3180\",\"8\",\"llama\"\r\n");
+  const Trace trace = read_trace(at(path));
+  EXPECT_EQ(trace.format, "azure-csv");
+  EXPECT_EQ(trace.timestamp_unit, "datetime");
+  ASSERT_EQ(trace.records.size(), 2u);
+  EXPECT_EQ(trace.origin_ns, 1'700'158'623'979'960'000);  // 2023-11-16 18:17:03.97996 UTC
+  EXPECT_EQ(trace.records[1].offset_ns, 20'040'100);
+  EXPECT_EQ(trace.records[0].context_tokens, 4808u);
+  EXPECT_EQ(trace.records[1].generated_tokens, 8u);
+  // Quotes in one column the in-place reading ignores only.
+  const auto extra = file("extra.csv",
+                          "TIMESTAMP,ContextTokens,GeneratedTokens,Model\n"
+                          "2023-11-16 18:17:03,1,2,plain\n"
+                          "2023-11-16 18:17:04,3,4,\"gpt, 4\"\n");
+  EXPECT_EQ(read_trace(at(extra)).records.size(), 2u);
+  const auto bad = file("bad.csv",
+                        "\"TIMESTAMP\",\"ContextTokens\",\"GeneratedTokens\"\n"
+                        "\"2023-11-16 18:17:03\",\"1\"0,\"2\"\n");
+  EXPECT_EQ(error_of(at(bad)), bad + ":2: ContextTokens: text after the closing quote");
+}
+
+// One rule for every format: blank lines may end a file (Azure's refused a
+// blank last line), a blank line before a record is an error naming it.
+TEST_F(TraceReader, BlankLinesMayEndEveryFormatButNotSplitIt) {
+  const std::string azure = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  const std::string row = "2023-11-16 18:17:03,1,2\n";
+  const std::string mooncake = "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n";
+  const std::string tokens =
+      "{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time_ns\": 5, \"input_tok_ids\": [9]}\n";
+  const std::string tail = "\n  \r\n\n";
+  EXPECT_EQ(read_trace(at(file("end.csv", azure + row + row + tail))).records.size(), 2u);
+  EXPECT_EQ(read_trace(at(file("end.jsonl", mooncake + mooncake + tail))).records.size(), 2u);
+  EXPECT_EQ(read_trace(at(file("end-tokens.jsonl", tokens + tokens + tail))).records.size(), 2u);
+  TraceSource generic = at(file("end-generic.csv", azure + row + "\r\n"));
+  generic.format = "csv";
+  generic.columns = {"TIMESTAMP", "ContextTokens", "GeneratedTokens", ""};
+  EXPECT_EQ(read_trace(generic).records.size(), 1u);
+
+  const auto gap_csv = file("gap.csv", azure + row + "\n" + row);
+  EXPECT_EQ(error_of(at(gap_csv)), gap_csv + ":3: empty line inside the trace");
+  const auto lead_csv = file("lead.csv", azure + " \n" + row);
+  EXPECT_EQ(error_of(at(lead_csv)), lead_csv + ":2: empty line inside the trace");
+  const auto gap_tokens = file("gap-tokens.jsonl", tokens + "\n" + tokens);
+  EXPECT_EQ(error_of(at(gap_tokens)), gap_tokens + ":2: empty line inside the trace");
+}
+
+// simdjson reads only what it is asked for: values the reader does not use
+// are still checked, and a key may appear once (the flat scanner took the
+// first of two and skipped [1,,2]).
+TEST_F(TraceReader, InvalidJsonAndDuplicateKeysAreRefusedAtTheirField) {
+  const std::string good = "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n";
+  auto second = [&](const std::string& name, const std::string& line) {
+    return error_of(at(file(name, good + line + "\n")));
+  };
+  EXPECT_THAT(second("extra.jsonl",
+                     R"({"timestamp": 1, "input_length": 2, "output_length": 1, "extra": [1,,2]})"),
+              StartsWith((dir_ / "extra.jsonl").string() + ":2: extra[1]: "));
+  EXPECT_EQ(second("twice.jsonl",
+                   R"({"timestamp": 1, "input_length": 2, "output_length": 1, "input_length": 3})"),
+            (dir_ / "twice.jsonl").string() + ":2: input_length: appears twice in the object");
+  EXPECT_EQ(
+      second("nested.jsonl",
+             R"({"timestamp": 1, "input_length": 2, "output_length": 1, "x": {"a": 1, "a": 2}})"),
+      (dir_ / "nested.jsonl").string() + ":2: x.a: appears twice in the object");
+  EXPECT_THAT(
+      second("word.jsonl", R"({"timestamp": 1, "input_length": 2, "output_length": 1, "x": tru})"),
+      StartsWith((dir_ / "word.jsonl").string() + ":2: x: 'tru' is not a JSON value"));
+  EXPECT_THAT(
+      second("zero.jsonl", R"({"timestamp": 01, "input_length": 2, "output_length": 1})"),
+      StartsWith((dir_ / "zero.jsonl").string() + ":2: timestamp: '01' is not a JSON value"));
+  EXPECT_THAT(second("after.jsonl", R"({"timestamp": 1, "input_length": 2, "output_length": 1} 5)"),
+              StartsWith((dir_ / "after.jsonl").string() + ":2: not a JSON object"));
+  EXPECT_THAT(second("escape.jsonl",
+                     R"({"timestamp": 1, "input_length": 2, "output_length": 1, "s": "\q"})"),
+              StartsWith((dir_ / "escape.jsonl").string() + ":2: s: not valid JSON"));
+  // A value too large for any number type is still JSON where it is not used.
+  EXPECT_EQ(read_trace(at(file("big.jsonl", good + R"({"timestamp": 1, "input_length": 2, )"
+                                                   R"("output_length": 1, "x": 1e999})"
+                                                   "\n")))
+                .records.size(),
+            2u);
+  // aiperf's export, nested: the same checks at every level.
+  const std::string aiperf =
+      R"({"metadata": {"request_start_ns": 5, "request_start_ns": 6}, "metrics": {}, "error": null})";
+  const auto path = file("profile_export.jsonl", aiperf + "\n");
+  EXPECT_EQ(error_of(at(path)),
+            path + ":1: metadata.request_start_ns: appears twice in the object");
+}
+
+TEST_F(TraceReader, BlockIdTokensSayWhatAnIdCovers) {
+  const auto dir = test::source_dir() / "trace";
+  EXPECT_EQ(read_trace(at((dir / "mooncake_conversation_trace.jsonl").string())).block_id_tokens,
+            512u);
+  EXPECT_EQ(read_trace(at((dir / "azure_llm_code_1h.csv").string())).block_id_tokens, 0u);
+  const auto plain =
+      file("plain.jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n");
+  EXPECT_EQ(read_trace(at(plain)).block_id_tokens, 0u);  // Mooncake without hash_ids
+  TraceSource generic = at(file("ids.csv", "t,in,out,ids\n0,1,1,\"[4, 5]\"\n1,1,1,\n"));
+  generic.columns = {"t", "in", "out", "ids"};
+  const Trace with_ids = read_trace(generic);
+  EXPECT_EQ(with_ids.block_id_tokens, 512u);  // a named column's ids are taken as Mooncake's
+  EXPECT_EQ(with_ids.hash_ids_of(0).size(), 2u);
+  EXPECT_EQ(with_ids.hash_ids_of(1).size(), 0u);
+}
+
 TEST_F(TraceReader, SharedTracesReadWithTheirFacts) {
   const auto dir = test::source_dir() / "trace";
   const Trace conversation = read_trace(at((dir / "mooncake_conversation_trace.jsonl").string()));

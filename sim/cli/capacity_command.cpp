@@ -1,0 +1,199 @@
+#include "cli/capacity_command.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "cli/command_options.hpp"
+#include "cli/option_parsing.hpp"
+#include "core/input_error.hpp"
+#include "report/run_folder.hpp"
+#include "scenario/capacity.hpp"
+#include "scenario/sweep.hpp"
+
+namespace infersim {
+namespace po = boost::program_options;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kCapacityUsage =
+    "usage: infersim capacity --target EXPR --vary KNOB [--min A --max B] [--tolerance T]\n"
+    "                         [--modes recorded,synthetic] [run options]\n"
+    "\n"
+    "Finds, by bisection, the smallest KNOB value whose run meets the target, for each\n"
+    "mode apart. EXPR is KEY OP NUMBER (OP one of >= <= > < ==) over summary.json's\n"
+    "keys, several joined by ',' all holding: success_rate>=0.99,ttft_p99_s<=2.\n"
+    "--min/--max default to 1 and 1024 for cores and are required for other knobs.\n";
+
+constexpr const char* kDefaultModes = "recorded,synthetic";
+
+}  // namespace
+
+int run_capacity_command(const std::vector<std::string>& args, std::ostream& out,
+                         std::ostream& err) {
+  po::options_description options("capacity options");
+  options.add_options()("help,h", "show this help")(
+      "target", po::value<std::string>(),
+      "KEY OP NUMBER[,...] over summary keys, e.g. success_rate>=0.99")(
+      "vary", po::value<std::string>(), "the knob to size, e.g. cores")(
+      "min", po::value<std::string>(), "smallest value searched (cores: 1)")(
+      "max", po::value<std::string>(), "largest value searched (cores: 1024)")(
+      "tolerance", po::value<std::string>(),
+      "real knobs: stop when the bracket is within this fraction of the value (0.001)")(
+      "modes", po::value<std::string>(), "recorded, synthetic or both (recorded,synthetic)");
+  add_jobs_option(options);
+  add_run_options(options);
+  add_name_option(options, "capacity");
+  const po::variables_map vm = parse_command(args, options, {}, "capacity");
+  if (vm.count("help")) {
+    out << kCapacityUsage << '\n' << options;
+    return 0;
+  }
+
+  json section;
+  Settings base = base_settings(vm, "capacity", section);
+  // A flag, else the capacity section of the settings file, else nothing.
+  const auto given = [&](const char* name) -> std::optional<std::string> {
+    if (vm.count(name)) return text_of(vm, name);
+    if (section.is_object() && section.contains(name) && !section[name].is_null()) {
+      const json& v = section[name];
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_array()) {
+        std::string list;
+        for (const json& item : v)
+          list += (list.empty() ? "" : ",") +
+                  (item.is_string() ? item.get<std::string>() : item.dump());
+        return list;
+      }
+      return v.dump();
+    }
+    return std::nullopt;
+  };
+
+  const std::optional<std::string> knob_name = given("vary");
+  if (!knob_name) throw InputError("", 0, "--vary", "name the knob to size, e.g. --vary cores");
+  if (knob_name->find('=') != std::string::npos) {
+    throw InputError("", 0, "--vary",
+                     "capacity searches one knob by bisection: give --vary KNOB and its range "
+                     "with --min and --max");
+  }
+  const KnobFlag& flag = numeric_knob(*knob_name, "--vary");
+  refuse_fixed_and_varied(vm, flag, "--vary");
+  const std::optional<std::string> target_text = given("target");
+  if (!target_text) {
+    throw InputError("", 0, "--target", "give the target, e.g. --target success_rate>=0.99");
+  }
+
+  CapacitySearch search;
+  search.knob = flag.flag;
+  search.key = flag.key;
+  search.whole = flag.kind == KnobFlag::kWhole;
+  search.target = parse_target(*target_text, summary_keys(base));
+  const bool cores = search.knob == "cores";
+  for (auto [name, bound, fallback] :
+       {std::tuple{"min", &search.min, 1.0}, std::tuple{"max", &search.max, 1024.0}}) {
+    const std::optional<std::string> text = given(name);
+    if (!text && !cores) {
+      throw InputError(
+          "", 0, std::string("--") + name,
+          "required for --vary " + search.knob + " (only cores has a default range, 1 to 1024)");
+    }
+    try {
+      *bound = text ? flag_value(flag, *text).get<double>() : fallback;
+      with_knob(base, search, *bound);
+    } catch (const InputError& e) {
+      throw InputError(std::string("--") + name + ": " + e.what());
+    }
+  }
+  if (const auto tolerance = given("tolerance")) {
+    const KnobFlag real{"tolerance", "", "", KnobFlag::kReal};
+    search.tolerance = flag_value(real, *tolerance).get<double>();
+  }
+  check_capacity_search(search);
+  const std::vector<std::string> modes = parse_modes(given("modes").value_or(kDefaultModes));
+  base.mode = sweep_run_mode(modes);
+  validate_settings(base, "");  // what the modes rule out (replications in the recorded mode)
+  const unsigned threads = threads_from(vm);
+
+  RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "capacity",
+                                        vm.count("force"), folder_name(vm));
+  const LoadedTrace loaded = load_and_warn(base, err);
+  const auto value = [&](double v) { return capacity_value_text(search, v); };
+  out << "Capacity: the smallest " << search.knob << " from " << value(search.min) << " to "
+      << value(search.max) << " whose run meets " << search.target.text << ", "
+      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
+      << std::flush;
+
+  // The modes' searches are independent: one thread each.
+  std::vector<CapacityResult> results(modes.size());
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto search_mode = [&](std::size_t m) {
+    try {
+      results[m] = find_capacity(search, base, modes[m], loaded.trace);
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t m = 1; m < modes.size(); ++m) {
+    if (threads > 1) workers.emplace_back(search_mode, m);
+  }
+  search_mode(0);
+  for (std::thread& t : workers)
+    t.join();
+  for (std::size_t m = 1; m < modes.size() && threads == 1; ++m)
+    search_mode(m);
+  if (failure) std::rethrow_exception(failure);
+
+  nlohmann::ordered_json document;
+  for (std::size_t m = 0; m < modes.size(); ++m) {
+    const CapacityResult& r = results[m];
+    const auto figures = [&](const CapacityProbe& p) {
+      std::string text;
+      for (const std::string& key : search.target.keys())
+        text += (text.empty() ? "" : " ") + figure_text(p.summary, key);
+      return text;
+    };
+    std::string mode = modes[m];
+    mode.resize(10, ' ');
+    out << mode;
+    switch (r.outcome) {
+      case CapacityResult::kFound:
+        out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer)
+            << "  | at " << search.knob << "=" << value(r.below->value) << ": "
+            << figures(*r.below);
+        break;
+      case CapacityResult::kMinimumMeets:
+        out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer) << "  | "
+            << r.reason;
+        break;
+      case CapacityResult::kMaximumFails:
+        out << "not found: " << r.reason << " (" << figures(*r.below) << ")";
+        break;
+    }
+    out << "  (" << r.probes.size() << (r.probes.size() == 1 ? " run" : " runs") << ")\n";
+    document[modes[m]] = capacity_to_json(search, r);
+  }
+
+  nlohmann::ordered_json settings = settings_document(base, loaded);
+  settings["capacity"] = {{"target", search.target.text},
+                          {"vary", search.knob},
+                          {"min", capacity_value_json(search, search.min)},
+                          {"max", capacity_value_json(search, search.max)},
+                          {"tolerance", search.tolerance},
+                          {"modes", modes}};
+  add_meta(settings);
+  folder.create();
+  write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
+  write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  out << "Capacity folder: " << folder.path().string() << '\n';
+  return 0;
+}
+
+}  // namespace infersim

@@ -1,0 +1,17 @@
+// `infersim capacity`: the smallest value of one knob whose run meets a target,
+// by bisection, each mode apart. Callable from a test without a process.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace infersim {
+
+// Takes the words after the command's name and returns the exit status (0
+// success); throws InputError for bad input and OutputError for a folder that
+// cannot be written, as run_command_line expects.
+int run_capacity_command(const std::vector<std::string>& args, std::ostream& out,
+                         std::ostream& err);
+
+}  // namespace infersim

@@ -1,0 +1,253 @@
+#include "cli/command_options.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/command_line.hpp"
+#include "cli/data_files.hpp"
+#include "cli/option_parsing.hpp"
+#include "core/cores.hpp"
+#include "core/input_error.hpp"
+#include "core/version.hpp"
+
+namespace infersim {
+namespace po = boost::program_options;
+using nlohmann::json;
+
+namespace {
+
+std::string general(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
+
+// The knobs --vary and capacity can vary: those that take one number.
+bool is_numeric(const KnobFlag& flag) {
+  return flag.kind == KnobFlag::kReal || flag.kind == KnobFlag::kWhole ||
+         flag.kind == KnobFlag::kResolution || flag.kind == KnobFlag::kDuration;
+}
+
+// What a run writes beside its summary, which sweeps and capacity searches do
+// not write: the flags are refused rather than ignored.
+bool is_summary_only(const KnobFlag& flag) {
+  return flag.flag == std::string("per-request") || flag.flag == std::string("plots");
+}
+
+}  // namespace
+
+void add_run_options(po::options_description& options) {
+  options.add_options()("settings", po::value<std::string>(),
+                        "settings file (JSON); flags override it")(
+      "output", po::value<std::string>(),
+      "output folder (default output/<YYYYmmdd-HHMMSS>-<kind>)")(
+      "force", "write into --output even if it holds files")(
+      "speedup", po::value<std::string>(), "replay X times as fast (the same as --time-scale 1/X)")(
+      "filter", po::value<std::vector<std::string>>()->composing(),
+      "keep only the CSV rows where COLUMN=VALUE (repeatable; all must hold)");
+  for (const KnobFlag& flag : knob_flags()) {
+    if (flag.kind == KnobFlag::kGoodput) {
+      // As run takes it: --goodput ttft:500 e2el:2000, or the flag repeated.
+      options.add_options()(
+          flag.flag, po::value<std::vector<std::string>>()->multitoken()->composing(), flag.help);
+    } else if (is_summary_only(flag)) {
+      options.add_options()(flag.flag, po::value<std::string>(),
+                            "refused: each run keeps only its summary (no requests.csv, no plots)");
+    } else {
+      options.add_options()(flag.flag, po::value<std::string>(), flag.help);
+    }
+  }
+}
+
+void add_jobs_option(po::options_description& options) {
+  options.add_options()(
+      "jobs,j", po::value<std::string>(),
+      "threads (default: the cores this process may use); results do not depend on it");
+}
+
+po::variables_map parse_command(const std::vector<std::string>& args,
+                                const po::options_description& options,
+                                const po::positional_options_description& positional,
+                                const std::string& command) {
+  return parse_options(
+      args, options, positional,
+      {command, "unexpected positional argument; see infersim " + command + " --help", ""});
+}
+
+std::string text_of(const po::variables_map& vm, const char* name) {
+  return vm[name].as<std::string>();
+}
+
+unsigned threads_from(const po::variables_map& vm) {
+  unsigned threads = usable_cores();
+  if (vm.count("jobs")) {
+    const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
+    const std::uint64_t j = flag_value(jobs, text_of(vm, "jobs")).get<std::uint64_t>();
+    if (j < 1 || j > 1024) throw InputError("", 0, "--jobs", "must be from 1 to 1024");
+    threads = static_cast<unsigned>(j);
+  }
+  return threads;
+}
+
+Settings base_settings(const po::variables_map& vm, const std::string& section_name,
+                       json& section) {
+  Settings settings;
+  section = nullptr;
+  if (vm.count("settings")) {
+    const std::string path = find_settings_file(text_of(vm, "settings"));
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    json document;
+    try {
+      if (!in) throw std::runtime_error("unreadable");
+      document = json::parse(content.str());
+    } catch (const std::exception&) {
+      apply_settings_file(settings, path);  // throws the file's own error, line and all
+      throw InputError(path, 0, "", "cannot read the settings file");
+    }
+    if (document.is_object()) {
+      if (document.contains(section_name)) section = document[section_name];
+      document.erase("sweep");
+      document.erase("capacity");
+    }
+    apply_settings_json(settings, document, path);
+  }
+  for (const KnobFlag& flag : knob_flags()) {
+    if (!vm.count(flag.flag)) continue;
+    if (flag.kind == KnobFlag::kGoodput) {
+      std::string words;
+      for (const std::string& word : vm[flag.flag].as<std::vector<std::string>>())
+        words += word + " ";
+      set_knob(settings, flag, words);
+      continue;
+    }
+    const std::string value = text_of(vm, flag.flag);
+    if (is_summary_only(flag)) {
+      const std::string what = section_name == "sweep" ? "a sweep" : "a capacity search";
+      throw InputError("", 0, std::string("--") + flag.flag,
+                       flag.flag == std::string("plots")
+                           ? what +
+                                 " draws no plots (its runs keep only their summaries); run "
+                                 "one point with infersim run for its plots"
+                           : what +
+                                 " writes no requests.csv (its runs keep only their "
+                                 "summaries); run one point with infersim run --per-request "
+                                 "csv");
+    }
+    set_knob(settings, flag, value);
+  }
+  if (vm.count("speedup")) {
+    if (vm.count("time-scale")) {
+      throw InputError("", 0, "--speedup", "conflicts with --time-scale (it sets 1/X); give one");
+    }
+    const KnobFlag speedup{"speedup", "", "", KnobFlag::kReal};
+    const double x = flag_value(speedup, text_of(vm, "speedup")).get<double>();
+    if (!(x > 0)) throw InputError("", 0, "--speedup", "must be greater than 0");
+    set_setting(settings, "run.time_scale", 1 / x, "", "--speedup");
+  }
+  if (vm.count("filter")) {
+    set_setting(settings, "trace.filter", vm["filter"].as<std::vector<std::string>>(), "",
+                "--filter");
+  }
+  // A trace named on the command line replaces the one a settings file pinned.
+  if (vm.count("trace")) settings.trace_sha256.reset();
+  settings.per_request = "none";
+  validate_settings(settings, "");
+  find_trace(settings);
+  return settings;
+}
+
+const KnobFlag& numeric_knob(const std::string& name, const std::string& label) {
+  const KnobFlag* flag = find_knob_flag(name);
+  std::vector<std::string> numeric;
+  for (const KnobFlag& f : knob_flags()) {
+    if (is_numeric(f)) numeric.push_back(f.flag);
+  }
+  if (flag == nullptr) {
+    std::vector<std::string> all;
+    for (const KnobFlag& f : knob_flags())
+      all.push_back(f.flag);
+    const auto near = nearest(name, all);
+    throw InputError("", 0, label,
+                     "unknown knob '" + name + "'" +
+                         (near ? " (did you mean " + *near + "?)" : std::string()) +
+                         "; a knob is named as its flag without the dashes");
+  }
+  if (!is_numeric(*flag)) {
+    std::string list;
+    for (const std::string& n : numeric)
+      list += (list.empty() ? "" : ", ") + n;
+    throw InputError("", 0, label, name + " is not a numeric knob; vary one of " + list);
+  }
+  return *flag;
+}
+
+void refuse_fixed_and_varied(const po::variables_map& vm, const KnobFlag& flag,
+                             const std::string& by) {
+  std::vector<std::string> setters = {flag.flag};
+  if (flag.key == std::string("run.time_scale")) setters.emplace_back("speedup");  // 1/X
+  for (const std::string& setter : setters) {
+    if (vm.count(setter)) {
+      throw InputError("", 0, "--" + setter,
+                       std::string("also varied by ") + by + "; give one or the other");
+    }
+  }
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t at = text.find(separator, begin);
+    items.push_back(text.substr(begin, at == std::string::npos ? std::string::npos : at - begin));
+    if (at == std::string::npos) return items;
+    begin = at + 1;
+  }
+}
+
+std::vector<std::string> parse_modes(const std::string& text) {
+  bool recorded = false, synthetic = false;
+  for (const std::string& mode : split(text, ',')) {
+    bool& seen = mode == "recorded" ? recorded : synthetic;
+    if ((mode != "recorded" && mode != "synthetic") || seen) {
+      throw InputError("", 0, "--modes",
+                       "expected recorded, synthetic or recorded,synthetic; got '" + text + "'");
+    }
+    seen = true;
+  }
+  std::vector<std::string> modes;
+  if (recorded) modes.emplace_back("recorded");
+  if (synthetic) modes.emplace_back("synthetic");
+  return modes;
+}
+
+nlohmann::ordered_json settings_document(const Settings& settings, const LoadedTrace& loaded) {
+  Settings effective = settings;
+  effective.trace_sha256 = loaded.sha256;
+  effective.trace_format = loaded.trace.format;
+  return settings_to_json(effective);
+}
+
+void add_meta(nlohmann::ordered_json& document) {
+  document["meta"]["program"] = kProgramName;
+  document["meta"]["version"] = kVersion;
+  document["meta"]["written_at"] = utc_now_iso();
+}
+
+LoadedTrace load_and_warn(const Settings& settings, std::ostream& err) {
+  LoadedTrace loaded = load_trace(settings);
+  if (loaded.trace.out_of_order > 0) {
+    err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
+        << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
+  }
+  return loaded;
+}
+
+std::string figure_text(const Summary& summary, const std::string& key) {
+  const std::optional<double> value = summary.get(key);
+  return key + "=" + (value ? general(*value) : "null");
+}
+
+}  // namespace infersim

@@ -1,0 +1,63 @@
+// What the sweep, merge and capacity commands share: the run's options on
+// their command lines, the base settings under the grid or the search, a knob
+// named by its flag, the modes, and the settings.json of their folders.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_options.hpp"
+#include "report/summary.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/settings.hpp"
+
+namespace infersim {
+
+// --settings, the knob flags, --output and --force, as `run` has them.
+void add_run_options(boost::program_options::options_description& options);
+void add_jobs_option(boost::program_options::options_description& options);
+
+// parse_options with the command's messages.
+boost::program_options::variables_map parse_command(
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description& positional,
+    const std::string& command);
+
+std::string text_of(const boost::program_options::variables_map& vm, const char* name);
+// -j N, else the cores this process may use.
+unsigned threads_from(const boost::program_options::variables_map& vm);
+
+// The base settings: defaults, the settings file, the knob flags. A settings
+// file a sweep or capacity search wrote carries its definition in a `sweep` or
+// `capacity` section; that section comes back in `section` (null if absent) and
+// the rest applies as any settings file.
+Settings base_settings(const boost::program_options::variables_map& vm,
+                       const std::string& section_name, nlohmann::json& section);
+
+// A knob that takes numbers, by its flag's name; `label` names where it was given.
+const KnobFlag& numeric_knob(const std::string& name, const std::string& label);
+// Refuses a knob both fixed by its flag (or --speedup for the time scale) and varied.
+void refuse_fixed_and_varied(const boost::program_options::variables_map& vm, const KnobFlag& flag,
+                             const std::string& by);
+
+// `text` cut at every `separator` (empty items kept).
+std::vector<std::string> split(const std::string& text, char separator);
+// "recorded", "synthetic" or both, in that order.
+std::vector<std::string> parse_modes(const std::string& text);
+
+// The folder's settings.json: the effective settings with the trace read.
+nlohmann::ordered_json settings_document(const Settings& settings, const LoadedTrace& loaded);
+// The program, its version and the time, under `meta`.
+void add_meta(nlohmann::ordered_json& document);
+// load_trace, warning on `err` of lines out of timestamp order.
+LoadedTrace load_and_warn(const Settings& settings, std::ostream& err);
+// KEY=VALUE with six significant digits, or KEY=null.
+std::string figure_text(const Summary& summary, const std::string& key);
+
+}  // namespace infersim

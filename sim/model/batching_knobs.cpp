@@ -1,0 +1,110 @@
+#include "model/batching_knobs.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "core/input_error.hpp"
+
+namespace infersim {
+namespace {
+
+constexpr std::pair<RouterKind, const char*> kRouterNames[] = {
+    {RouterKind::kRoundRobin, "round-robin"},
+    {RouterKind::kLeastRequests, "least-requests"},
+    {RouterKind::kKvAware, "kv-aware"},
+    {RouterKind::kPrefix, "prefix"},
+};
+
+constexpr std::int64_t kDefaultModelLen = 131072;
+
+std::string key(const char* name) {
+  return std::string("batching.") + name;
+}
+
+}  // namespace
+
+std::string to_string(RouterKind kind) {
+  for (const auto& [k, name] : kRouterNames) {
+    if (k == kind) return name;
+  }
+  return "?";
+}
+
+bool parse_router_kind(const std::string& text, RouterKind& kind) {
+  for (const auto& [k, name] : kRouterNames) {
+    if (text == name) {
+      kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::int64_t BatchingKnobs::model_len() const {
+  if (max_model_len) return *max_model_len;
+  // min(131072, K*B) without forming a product that could overflow.
+  return kv_blocks > kDefaultModelLen / block_tokens ? kDefaultModelLen : kv_blocks * block_tokens;
+}
+
+void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
+                          const std::string& source) {
+  const auto fail = [&](const std::string& keys, const std::string& what) {
+    throw InputError(source, 0, keys, what);
+  };
+  const std::pair<const char*, std::int64_t> counts[] = {
+      {"replicas", k.replicas},
+      {"max_num_seqs", k.max_num_seqs},
+      {"max_num_batched_tokens", k.max_num_batched_tokens},
+      {"block_tokens", k.block_tokens},
+      {"kv_blocks", k.kv_blocks},
+  };
+  for (const auto& [name, value] : counts) {
+    if (value < 1) fail(key(name), "must be at least 1, not " + std::to_string(value));
+  }
+  if (k.max_model_len && *k.max_model_len < 1) {
+    fail(key("max_model_len"), "must be at least 1, not " + std::to_string(*k.max_model_len));
+  }
+  // Replica and block numbers are 32-bit; a block's first token must fit too.
+  if (k.replicas > kMaxKvBlocks) {
+    fail(key("replicas"), "must be at most " + std::to_string(kMaxKvBlocks));
+  }
+  if (k.kv_blocks > kMaxKvBlocks) {
+    fail(key("kv_blocks"), "must be at most " + std::to_string(kMaxKvBlocks));
+  }
+  if (k.block_tokens > kMaxKvBlocks) {
+    fail(key("block_tokens"), "must be at most " + std::to_string(kMaxKvBlocks));
+  }
+  const std::pair<const char*, double> amounts[] = {
+      {"step_base_s", k.step_base_s},
+      {"step_prefill_token_s", k.step_prefill_token_s},
+      {"step_prefill_pair_s", k.step_prefill_pair_s},
+      {"step_decode_token_s", k.step_decode_token_s},
+      {"step_decode_context_s", k.step_decode_context_s},
+      {"gpu_idle_w", k.gpu_idle_w},
+      {"gpu_max_w", k.gpu_max_w},
+  };
+  for (const auto& [name, value] : amounts) {
+    if (!(std::isfinite(value) && value >= 0)) {
+      fail(key(name), "must be a finite number >= 0");
+    }
+  }
+  if (k.gpu_max_w < k.gpu_idle_w) {
+    fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");
+  }
+  // L > K*B, as (L - 1) div B >= K: no product that could overflow.
+  const std::int64_t len = k.model_len();
+  if ((len - 1) / k.block_tokens >= k.kv_blocks) {
+    fail(key("max_model_len") + ", " + key("kv_blocks") + ", " + key("block_tokens"),
+         "max_model_len " + std::to_string(len) + " exceeds kv_blocks * block_tokens");
+  }
+  if (k.max_num_seqs > k.max_num_batched_tokens) {
+    fail(key("max_num_seqs") + ", " + key("max_num_batched_tokens"),
+         "max_num_seqs must not exceed max_num_batched_tokens");
+  }
+  if (block_id_tokens != 0 && block_id_tokens % k.block_tokens != 0) {
+    fail(key("block_tokens"), "must divide the trace's block size of " +
+                                  std::to_string(block_id_tokens) + " tokens (its block ids)");
+  }
+}
+
+}  // namespace infersim

@@ -1,0 +1,61 @@
+// The batching server's knobs (BATCHING.md section 1) with their defaults, the
+// router's names, and the check of the combinations the spec forbids.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace infersim {
+
+// Where a request goes on reaching the server (BATCHING.md section 8).
+enum class RouterKind : std::uint8_t { kRoundRobin, kLeastRequests, kKvAware, kPrefix };
+
+// "round-robin", "least-requests", "kv-aware", "prefix".
+std::string to_string(RouterKind kind);
+// The names above; false for anything else (kind left as it was).
+bool parse_router_kind(const std::string& text, RouterKind& kind);
+
+// Counts are signed so that a negative value read from settings reaches the
+// check as what it is. The defaults describe Llama-3.1-8B in BF16 on one H100
+// SXM (BATCHING.md section 1).
+struct BatchingKnobs {
+  std::int64_t replicas = 1;                    // R
+  RouterKind router = RouterKind::kRoundRobin;  //
+  std::int64_t max_num_seqs = 1024;             // S
+  std::int64_t max_num_batched_tokens = 8192;   // Tb
+  std::int64_t block_tokens = 16;               // B
+  std::int64_t kv_blocks = 31250;               // K
+  std::optional<std::int64_t> max_model_len;    // L; none: min(131072, K*B)
+  bool prefix_caching = true;                   //
+  bool reserve_full_prompt = true;              //
+  double step_base_s = 0.0065;                  // c0
+  double step_prefill_token_s = 1.98e-5;        // cp
+  double step_prefill_pair_s = 1.2e-9;          // cq
+  double step_decode_token_s = 2.0e-5;          // cd
+  double step_decode_context_s = 4.0e-8;        // ckv
+  double gpu_idle_w = 100;                      //
+  double gpu_max_w = 700;                       //
+  bool async_scheduling = false;                //
+  bool lockstep = false;                        //
+
+  // L as given, else min(131072, K*B) (K and B checked first).
+  std::int64_t model_len() const;
+};
+
+// The largest K (and B, R) accepted: 2^26 blocks of KV is far beyond any
+// real memory, and a replica numbers its blocks' places in its identity map
+// (32 a group, section 4) in 32 bits.
+inline constexpr std::int64_t kMaxKvBlocks = std::int64_t{1} << 26;
+
+// Throws InputError(source, 0, "batching.<key>[, batching.<key>]", what) for
+// the first thing BATCHING.md section 1 forbids: a count below 1, a cost or
+// power below 0 (or not finite), gpu_max_w below gpu_idle_w, max_model_len
+// above kv_blocks * block_tokens, max_num_seqs above max_num_batched_tokens, a
+// block_tokens that does not divide the requests' block size
+// `block_id_tokens` (Bh; 0 when the requests carry no block ids). Also refuses
+// replicas, kv_blocks or block_tokens above kMaxKvBlocks.
+void check_batching_knobs(const BatchingKnobs& knobs, std::uint32_t block_id_tokens,
+                          const std::string& source);
+
+}  // namespace infersim

@@ -1,0 +1,229 @@
+#include "model/kv_block_pool.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+
+namespace infersim {
+
+KvBlockPool::KvBlockPool(std::uint32_t blocks)
+    : blocks_(blocks), free_(blocks), node_(std::size_t{blocks} + 1), watched_(blocks, 0) {
+  // Queue 0..K-1 in order behind the sentinel K.
+  for (std::uint32_t b = 0; b <= blocks; ++b) {
+    node_[b].prev = b == 0 ? blocks : b - 1;
+    node_[b].next = b == blocks ? 0 : b + 1;
+  }
+  resize_table(64);
+}
+
+void KvBlockPool::resize_table(std::size_t slots) {
+  std::vector<std::uint64_t> old(slots, kEmpty);
+  old.swap(table_);
+  mask_ = static_cast<std::uint32_t>(slots - 1);
+  const auto bits = static_cast<unsigned>(std::countr_zero(slots));
+  tag_shift_ = bits >= 32 ? 0 : 32 - bits;
+  for (const std::uint64_t s : old) {
+    if (s == kEmpty) continue;
+    std::uint32_t i = home(static_cast<std::uint32_t>(s >> 32));
+    while (table_[i] != kEmpty)
+      i = (i + 1) & mask_;
+    table_[i] = s;
+  }
+}
+
+std::uint32_t KvBlockPool::tag_of(std::uint64_t key) {
+  // splitmix64's finalizer: group keys of consecutive ids must not crowd.
+  key ^= key >> 30;
+  key *= 0xBF58476D1CE4E5B9ull;
+  key ^= key >> 27;
+  key *= 0x94D049BB133111EBull;
+  key ^= key >> 31;
+  return static_cast<std::uint32_t>(key >> 32);
+}
+
+std::uint32_t KvBlockPool::group_of(std::uint64_t key) const {
+  if (key == last_key_) return last_group_;
+  const std::uint32_t tag = tag_of(key);
+  for (std::uint32_t i = home(tag);; i = (i + 1) & mask_) {
+    const std::uint64_t s = table_[i];
+    if (s == kEmpty) return kNoGroup;
+    const auto g = static_cast<std::uint32_t>(s);
+    if (static_cast<std::uint32_t>(s >> 32) == tag && group_key_[g] == key) {
+      last_key_ = key;
+      last_group_ = g;
+      return g;
+    }
+  }
+}
+
+std::uint32_t KvBlockPool::add_group(std::uint64_t key) {
+  std::uint32_t g;
+  if (spare_groups_.empty()) {
+    g = static_cast<std::uint32_t>(group_key_.size());
+    group_key_.push_back(key);
+    group_count_.push_back(0);
+    group_block_.resize(group_block_.size() + (std::size_t{1} << width_shift_), kNoBlock);
+  } else {
+    g = spare_groups_.back();
+    spare_groups_.pop_back();
+    group_key_[g] = key;
+  }
+  // At most half full: grows with the groups alive, so that the table stays
+  // as small as they allow (a table for K groups would miss the cache).
+  if (++live_groups_ * std::size_t{2} > table_.size()) resize_table(table_.size() * 2);
+  const std::uint32_t tag = tag_of(key);
+  std::uint32_t i = home(tag);
+  while (table_[i] != kEmpty)
+    i = (i + 1) & mask_;
+  table_[i] = (std::uint64_t{tag} << 32) | g;
+  last_key_ = key;
+  last_group_ = g;
+  return g;
+}
+
+void KvBlockPool::remove_group(std::uint32_t group) {
+  const std::uint32_t tag = tag_of(group_key_[group]);
+  const std::uint64_t entry = (std::uint64_t{tag} << 32) | group;
+  std::uint32_t hole = home(tag);
+  while (table_[hole] != entry)
+    hole = (hole + 1) & mask_;
+  // Backward shift: move later entries of the run into the hole while their
+  // home does not lie cyclically in (hole, j].
+  for (std::uint32_t j = (hole + 1) & mask_;; j = (j + 1) & mask_) {
+    const std::uint64_t s = table_[j];
+    if (s == kEmpty) break;
+    const std::uint32_t h = home(static_cast<std::uint32_t>(s >> 32));
+    if (((j - h) & mask_) >= ((j - hole) & mask_)) {
+      table_[hole] = s;
+      hole = j;
+    }
+  }
+  table_[hole] = kEmpty;
+  spare_groups_.push_back(group);
+  --live_groups_;
+  if (last_group_ == group) last_key_ = kNoIdentity;
+}
+
+void KvBlockPool::fit_groups(std::uint32_t blocks_per_id) {
+  if (blocks_per_id == fitted_for_ || live_groups_ != 0) return;
+  fitted_for_ = blocks_per_id;
+  // W = the power of two at or above Bh / B, at most 32.
+  width_shift_ =
+      blocks_per_id >= 32
+          ? 5
+          : static_cast<unsigned>(std::bit_width(std::max<std::uint32_t>(blocks_per_id, 1) - 1));
+  group_block_.clear();
+  group_key_.clear();
+  group_count_.clear();
+  spare_groups_.clear();
+  last_key_ = kNoIdentity;
+}
+
+std::uint64_t KvBlockPool::identity(std::uint32_t block) const {
+  const std::uint32_t slot = node_[block].slot;
+  if (slot == kNoSlot) return kNoIdentity;
+  const std::uint64_t key = group_key_[slot >> width_shift_];
+  const std::uint32_t low = (static_cast<std::uint32_t>(key) << width_shift_) |
+                            (slot & ((std::uint32_t{1} << width_shift_) - 1));
+  return (key & 0xFFFFFFFF00000000ull) | low;
+}
+
+std::uint32_t KvBlockPool::find(std::uint64_t identity) const {
+  const std::uint32_t g = group_of(group_key(identity));
+  if (g == kNoGroup) return kNoBlock;
+  const std::uint32_t sub = static_cast<std::uint32_t>(identity) & ((1u << width_shift_) - 1);
+  return group_block_[(std::size_t{g} << width_shift_) | sub];
+}
+
+bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
+  assert(node_[block].slot == kNoSlot && node_[block].count > 0);
+  const std::uint64_t key = group_key(identity);
+  std::uint32_t g = group_of(key);
+  if (g == kNoGroup) g = add_group(key);
+  const std::uint32_t sub = static_cast<std::uint32_t>(identity) & ((1u << width_shift_) - 1);
+  const std::uint32_t slot = (g << width_shift_) | sub;
+  if (group_block_[slot] != kNoBlock) return false;
+  group_block_[slot] = block;
+  ++group_count_[g];
+  node_[block].slot = slot;
+  ++registrations_;
+  return true;
+}
+
+void KvBlockPool::unlink(std::uint32_t block) {
+  Node& n = node_[block];
+  node_[n.prev].next = n.next;
+  node_[n.next].prev = n.prev;
+}
+
+void KvBlockPool::link_after(std::uint32_t at, std::uint32_t block) {
+  const std::uint32_t next = node_[at].next;
+  node_[block].prev = at;
+  node_[block].next = next;
+  node_[at].next = block;
+  node_[next].prev = block;
+}
+
+std::uint32_t KvBlockPool::take() {
+  assert(free_ > 0);
+  const std::uint32_t b = node_[blocks_].next;
+  unlink(b);
+  --free_;
+  // Takes come in runs (a prompt's blocks): fetch the next head's node now.
+  __builtin_prefetch(&node_[node_[blocks_].next]);
+  Node& n = node_[b];
+  n.count = 1;
+  if (watches_ != 0 && watched_[b] != 0) {
+    watched_free_ -= watched_[b];
+    if (n.slot != kNoSlot) watched_evicted_ = true;
+  }
+  if (n.slot != kNoSlot) {
+    group_block_[n.slot] = kNoBlock;
+    const std::uint32_t g = n.slot >> width_shift_;
+    if (--group_count_[g] == 0) remove_group(g);
+    n.slot = kNoSlot;
+    ++evicted_;
+  }
+  return b;
+}
+
+void KvBlockPool::touch(std::uint32_t block) {
+  Node& n = node_[block];
+  if (n.count++ == 0) {
+    unlink(block);
+    --free_;
+    if (watches_ != 0) watched_free_ -= watched_[block];
+  }
+}
+
+void KvBlockPool::release(std::uint32_t block) {
+  Node& n = node_[block];
+  assert(n.count > 0);
+  if (--n.count == 0) {
+    link_after(n.slot != kNoSlot ? node_[blocks_].prev : blocks_, block);
+    ++free_;
+    if (watches_ != 0) watched_free_ += watched_[block];
+  }
+}
+
+void KvBlockPool::watch(std::uint32_t block) {
+  ++watched_[block];
+  ++watches_;
+  if (node_[block].count == 0) ++watched_free_;
+}
+
+void KvBlockPool::unwatch(std::uint32_t block) {
+  assert(watched_[block] > 0);
+  --watched_[block];
+  --watches_;
+  if (node_[block].count == 0) --watched_free_;
+}
+
+std::vector<std::uint32_t> KvBlockPool::free_queue() const {
+  std::vector<std::uint32_t> queue;
+  for (std::uint32_t b = node_[blocks_].next; b != blocks_; b = node_[b].next)
+    queue.push_back(b);
+  return queue;
+}
+
+}  // namespace infersim

@@ -1,0 +1,133 @@
+// The KV cache of one batching replica (BATCHING.md section 4): K blocks with
+// reference counts and at most one identity each, the free queue (every block
+// whose count is 0, in order) and the map from identity to cached block. Every
+// operation is O(1): the free queue is an intrusive doubly-linked list, the
+// map two-level (below), the free and used counts counters.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace infersim {
+
+class KvBlockPool {
+ public:
+  static constexpr std::uint32_t kNoBlock = ~std::uint32_t{0};
+  // No (h, sub) packs to it: sub < Bh / B < 2^32 - 1 (block_identity.hpp).
+  static constexpr std::uint64_t kNoIdentity = ~std::uint64_t{0};
+
+  // Blocks 0..blocks-1, all free and anonymous, queued in that order.
+  explicit KvBlockPool(std::uint32_t blocks);
+
+  std::uint32_t blocks() const { return blocks_; }
+  std::uint32_t free_blocks() const { return free_; }            // count 0 (cached ones included)
+  std::uint32_t used_blocks() const { return blocks_ - free_; }  // count >= 1
+  std::uint64_t evicted() const { return evicted_; }             // identities lost by taken blocks
+  // Identities given so far (Register); a change says the map may have grown.
+  std::uint64_t registrations() const { return registrations_; }
+
+  std::uint32_t count(std::uint32_t block) const { return node_[block].count; }
+  bool cached(std::uint32_t block) const { return node_[block].slot != kNoSlot; }
+  // Its identity, or kNoIdentity.
+  std::uint64_t identity(std::uint32_t block) const;
+  // The block holding `identity`, or kNoBlock.
+  std::uint32_t find(std::uint64_t identity) const;
+
+  // Pops the head of the free queue (free_blocks() >= 1) with count 1; the
+  // block loses its identity if it had one (an eviction).
+  std::uint32_t take();
+  // Count + 1 of a cached block; out of the free queue if it was 0.
+  void touch(std::uint32_t block);
+  // Count - 1; at 0 the block joins the free queue, at the back if it carries
+  // an identity (evicted last), else at the front (reused first).
+  void release(std::uint32_t block);
+  // A hint that `block` is about to be touched or released.
+  void prefetch(std::uint32_t block) const { __builtin_prefetch(&node_[block]); }
+  // Register: gives a held, anonymous block `identity` unless another block
+  // holds it already (then false and the block stays anonymous).
+  bool assign(std::uint32_t block, std::uint64_t identity);
+
+  // How many blocks share an id (Bh / B), as a hint for the map's groups;
+  // it takes effect while no identity is held (the map's answers never
+  // depend on it).
+  void fit_groups(std::uint32_t blocks_per_id);
+
+  // Watched blocks, for a scheduler that keeps the hit of its front waiting
+  // request between steps: how many of them are free follows their counts (a
+  // block watched twice, for two positions of the hit, counts twice), and
+  // whether one lost its identity since clear_watch_evicted() (then the hit
+  // must be walked again).
+  void watch(std::uint32_t block);
+  void unwatch(std::uint32_t block);
+  std::uint32_t watched_free() const { return watched_free_; }
+  bool watched_evicted() const { return watched_evicted_; }
+  void clear_watch_evicted() { watched_evicted_ = false; }
+
+  // The free queue from head to back, by walking it (tests only).
+  std::vector<std::uint32_t> free_queue() const;
+
+ private:
+  static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoGroup = ~std::uint32_t{0};
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+
+  // A block: its count, its place in the free queue (node blocks_ is the
+  // list's sentinel: its next is the head, its prev the back) and, when
+  // cached, its slot in group_block_.
+  struct Node {
+    std::uint32_t count = 0;
+    std::uint32_t prev = 0;
+    std::uint32_t next = 0;
+    std::uint32_t slot = kNoSlot;
+  };
+
+  // The map, two-level: identities (h, sub) in groups of W = 2^width_shift_
+  // consecutive subs of one id, keyed by (h, sub div W); a group keeps its W
+  // blocks side by side in group_block_. A request's blocks are registered,
+  // looked up and evicted along their subs, so one probe of the group table
+  // (or none: the last group found is remembered) serves up to W blocks, and
+  // their slots share cache lines. A flat table over (h, sub) cost a cache
+  // miss a block (spread keys) or long probe runs (keys of an id placed side
+  // by side): tests/bench/README.md.
+  std::uint64_t group_key(std::uint64_t identity) const {
+    return (identity & 0xFFFFFFFF00000000ull) |
+           (static_cast<std::uint32_t>(identity) >> width_shift_);
+  }
+  std::uint32_t group_of(std::uint64_t key) const;  // kNoGroup if none
+  std::uint32_t add_group(std::uint64_t key);
+  void remove_group(std::uint32_t group);
+  void resize_table(std::size_t slots);
+  static std::uint32_t tag_of(std::uint64_t key);
+  std::uint32_t home(std::uint32_t tag) const { return (tag >> tag_shift_) & mask_; }
+  void unlink(std::uint32_t block);
+  void link_after(std::uint32_t at, std::uint32_t block);
+
+  std::uint32_t blocks_;
+  std::uint32_t free_;
+  std::uint64_t evicted_ = 0;
+  std::uint64_t registrations_ = 0;
+  std::vector<Node> node_;  // blocks_ + 1 (the sentinel)
+
+  unsigned width_shift_ = 5;
+  std::uint32_t fitted_for_ = 32;
+  std::vector<std::uint32_t> group_block_;  // W a group: the block of each sub, or kNoBlock
+  std::vector<std::uint64_t> group_key_;
+  std::vector<std::uint32_t> group_count_;  // cached blocks in the group
+  std::vector<std::uint32_t> spare_groups_;
+  std::uint32_t live_groups_ = 0;
+  // The group table: open addressing with linear probing, at most half full
+  // (doubled as groups come), deletion by backward shift; a slot holds the
+  // key's hash (upper 32 bits) over the group number, kEmpty when free.
+  std::vector<std::uint64_t> table_;
+  std::uint32_t mask_ = 0;
+  unsigned tag_shift_ = 0;
+  mutable std::uint64_t last_key_ = kNoIdentity;  // the last group found
+  mutable std::uint32_t last_group_ = kNoGroup;
+
+  std::vector<std::uint32_t> watched_;  // times each block is watched
+  std::uint64_t watches_ = 0;           // Σ watched_ (none: skip reading it)
+  std::uint32_t watched_free_ = 0;
+  bool watched_evicted_ = false;
+};
+
+}  // namespace infersim

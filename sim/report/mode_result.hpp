@@ -1,0 +1,43 @@
+// What one mode of a run (recorded or synthetic) produced: its requests, their
+// outcomes when kept, the summary, the time series and the latency CDF, and
+// what the server was made of. The scenario fills it; reporters format it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/sim_time.hpp"
+#include "report/request_log.hpp"
+#include "report/serving_metrics.hpp"
+#include "report/summary.hpp"
+#include "report/time_series.hpp"
+#include "request/request_list.hpp"
+
+namespace infersim {
+
+struct ModeResult {
+  std::string mode;  // "recorded" or "synthetic"
+  RequestList tasks;
+  RequestLog log;  // each request's outcome; empty unless requests were kept
+  Summary summary;
+  SimTime run_length;
+  std::uint64_t dropped = 0;
+  std::uint64_t events = 0;
+  std::uint64_t seed = 0;  // synthetic: the (first) seed drawn with
+  // What served the requests: "edge" or "batching", made of `units` of `unit`
+  // ("core", "replica").
+  std::string server_kind = "edge";
+  std::string unit = "core";
+  std::uint32_t units = 0;
+  // Synthetic mode with replications: `summary` holds each figure's mean over
+  // them, `ci95` its 95 % confidence half-width (Student t), `replications` each
+  // seed's own summary; tasks and outcomes are the first seed's.
+  Summary ci95;
+  std::vector<Summary> replications;
+  // timeseries.csv and cdf.csv (the first seed's when replicated).
+  TimeSeries time_series;
+  LatencyCdf latency_cdf;
+};
+
+}  // namespace infersim

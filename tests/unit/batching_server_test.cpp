@@ -1,0 +1,644 @@
+// The batching server against cases worked out by hand from BATCHING.md, each
+// derivation in a comment. Unless a case says otherwise: one replica, S = 8,
+// Tb = 64, B = 4, K = 16 (so L = 64), no prefix caching, no full-prompt
+// reservation, c0 = 1 ms, cp = 1 us a prefill token, cd = 10 us a decode,
+// cq = ckv = 0. So a step of P prefill tokens and D decodes lasts
+// 1,000,000 + 1,000 P + 10,000 D ns.
+#include "model/batching_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include <pcg_random.hpp>
+
+#include "model/edge_server.hpp"
+#include "unit/server_harness.hpp"
+
+namespace infersim {
+namespace {
+
+using test::fed;
+using test::FedRequest;
+using test::ServerHarness;
+
+SimTime t(std::int64_t ns) {
+  return SimTime::ns(ns);
+}
+Duration d(std::int64_t ns) {
+  return Duration::ns(ns);
+}
+
+BatchingKnobs small() {
+  BatchingKnobs k;
+  k.replicas = 1;
+  k.max_num_seqs = 8;
+  k.max_num_batched_tokens = 64;
+  k.block_tokens = 4;
+  k.kv_blocks = 16;
+  k.prefix_caching = false;
+  k.reserve_full_prompt = false;
+  k.step_base_s = 1e-3;
+  k.step_prefill_token_s = 1e-6;
+  k.step_prefill_pair_s = 0;
+  k.step_decode_token_s = 1e-5;
+  k.step_decode_context_s = 0;
+  return k;
+}
+
+// A server and the harness around it, run over `requests`.
+struct Served {
+  explicit Served(const BatchingKnobs& knobs, const std::vector<FedRequest>& requests)
+      : server(knobs), harness(server) {
+    harness.run(requests);
+  }
+  const test::RequestReport& operator[](std::size_t id) const { return harness.reports[id]; }
+  const std::vector<StepRecord>& steps() const { return harness.steps; }
+  BatchingServer server;
+  ServerHarness harness;
+};
+
+std::vector<SimTime> step_ends(const Served& run) {
+  std::vector<SimTime> ends;
+  for (const StepRecord& s : run.steps())
+    ends.push_back(s.end);
+  return ends;
+}
+
+std::optional<double> figure(const ServerUsage& usage, const std::string& key) {
+  for (const ServerFigure& f : usage.figures) {
+    if (f.key == key) return f.value;
+  }
+  ADD_FAILURE() << "no figure " << key;
+  return std::nullopt;
+}
+
+// Tb = 8; p = 20, o = 2. Steps: 8 prefill tokens (1,008,000 ns, ends
+// 1,008,000), 8 more (ends 2,016,000), the last 4 (1,004,000, ends 3,020,000:
+// computed = 20 = num_tokens, the first token, num_tokens 21), one decode
+// (cb = 20 = num_tokens - 1; 1,010,000, ends 4,030,000: the second token, the
+// finish). Blocks held after each scheduling: ceil(8/4) = 2, 4, 5, ceil(21/4) = 6.
+TEST(BatchingServer, ChunkedPrefillSpansSteps) {
+  BatchingKnobs k = small();
+  k.max_num_batched_tokens = 8;
+  const Served run(k, {fed(0, 20, 2)});
+  EXPECT_EQ(run[0].start, t(0));
+  EXPECT_EQ(run[0].first_token, t(3'020'000));
+  EXPECT_EQ(run[0].finish, t(4'030'000));
+  EXPECT_EQ(run.harness.gaps, std::vector<Duration>{d(1'010'000)});
+  ASSERT_EQ(run.steps().size(), 4u);
+  EXPECT_EQ(step_ends(run),
+            (std::vector<SimTime>{t(1'008'000), t(2'016'000), t(3'020'000), t(4'030'000)}));
+  const std::uint64_t prefill[] = {8, 8, 4, 0};
+  const std::uint32_t decodes[] = {0, 0, 0, 1};
+  const std::uint32_t used[] = {2, 4, 5, 6};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(run.steps()[i].prefill_tokens, prefill[i]) << i;
+    EXPECT_EQ(run.steps()[i].decode_requests, decodes[i]) << i;
+    EXPECT_EQ(run.steps()[i].kv_blocks_used, used[i]) << i;
+    EXPECT_EQ(run.steps()[i].batch_requests, 1u);
+  }
+  EXPECT_EQ(run.steps()[0].admitted_tokens, 20u);
+  EXPECT_EQ(run.steps()[1].admitted_tokens, 0u);
+}
+
+// Tb = 10; three requests of p = 6, o = 1 at 0. Step 1: A (6), then B with
+// what is left of the budget (4); the budget is spent, C waits. P = 10: ends
+// 1,010,000, A finishes. Step 2: B's last 2 (prefill, cb = 4), then C (6):
+// P = 8, ends 2,018,000; both finish.
+TEST(BatchingServer, TheTokenBudgetStopsAdmission) {
+  BatchingKnobs k = small();
+  k.max_num_batched_tokens = 10;
+  const Served run(k, {fed(0, 6, 1), fed(0, 6, 1), fed(0, 6, 1)});
+  EXPECT_EQ(run[0].start, t(0));
+  EXPECT_EQ(run[0].finish, t(1'010'000));
+  EXPECT_EQ(run[1].start, t(0));
+  EXPECT_EQ(run[1].finish, t(2'018'000));
+  EXPECT_EQ(run[2].start, t(1'010'000));
+  EXPECT_EQ(run[2].finish, t(2'018'000));
+  ASSERT_EQ(run.steps().size(), 2u);
+  EXPECT_EQ(run.steps()[0].scheduled_tokens, 10u);
+  EXPECT_EQ(run.steps()[0].waiting, 1u);
+  EXPECT_EQ(run.steps()[1].batch_requests, 2u);
+}
+
+// S = 2; three requests of p = 4, o = 2 at 0. Step 1: A and B (|running| = 2
+// = S stops C); P = 8, ends 1,008,000 (first tokens). Step 2: two decodes,
+// 1,020,000, ends 2,028,000: A and B finish; C could not join (S). Step 3: C,
+// P = 4, ends 3,032,000; step 4: its decode, ends 4,042,000.
+TEST(BatchingServer, MaxNumSeqsStopsAdmission) {
+  BatchingKnobs k = small();
+  k.max_num_seqs = 2;
+  const Served run(k, {fed(0, 4, 2), fed(0, 4, 2), fed(0, 4, 2)});
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(run[i].start, t(0));
+    EXPECT_EQ(run[i].first_token, t(1'008'000));
+    EXPECT_EQ(run[i].finish, t(2'028'000));
+  }
+  EXPECT_EQ(run[2].start, t(2'028'000));
+  EXPECT_EQ(run[2].first_token, t(3'032'000));
+  EXPECT_EQ(run[2].finish, t(4'042'000));
+}
+
+// K = 4 (16 tokens); A and B: p = 4, o = 6 at 0. Step 1: one block each,
+// P = 8, ends t1 = 1,008,000 (num_tokens 5 each). Step 2: each needs a second
+// block (ceil(5/4) = 2): free 2 -> 0; two decodes, 1,020,000 a step: steps 2-5
+// end at 2,028,000, 3,048,000, 4,068,000, 5,088,000 (num_tokens 9 each). Step
+// 6: A needs ceil(9/4) - 2 = 1 block, none is free: the last running request,
+// B, is preempted (its 2 blocks freed, computed 0, to the front of waiting);
+// A takes a block; no admission in a step that preempted. One decode: ends
+// 6,098,000, A finishes (out 6). Step 7: B recomputes its 9 tokens (4 of
+// prompt, 5 generated) as a prefill (cb = 0): P = 9, 1,009,000, ends
+// 7,107,000 with its sixth token: it finishes.
+TEST(BatchingServer, KvExhaustionPreemptsTheLastRunningRequest) {
+  BatchingKnobs k = small();
+  k.kv_blocks = 4;
+  const Served run(k, {fed(0, 4, 6), fed(0, 4, 6)});
+  EXPECT_EQ(run[0].finish, t(6'098'000));
+  EXPECT_EQ(run[0].preemptions, 0u);
+  EXPECT_EQ(run[1].start, t(0));
+  EXPECT_EQ(run[1].first_token, t(1'008'000));
+  EXPECT_EQ(run[1].finish, t(7'107'000));
+  EXPECT_EQ(run[1].preemptions, 1u);
+  ASSERT_EQ(run.steps().size(), 7u);
+  const StepRecord& s6 = run.steps()[5];
+  EXPECT_EQ(s6.preemptions, 1u);
+  EXPECT_EQ(s6.batch_requests, 1u);
+  EXPECT_EQ(s6.running, 1u);
+  EXPECT_EQ(s6.waiting, 1u);
+  EXPECT_EQ(s6.kv_blocks_used, 3u);
+  const StepRecord& s7 = run.steps()[6];
+  EXPECT_EQ(s7.prefill_tokens, 9u);
+  EXPECT_EQ(s7.admitted_tokens, 9u);
+  // Gaps: steps 2-5 one for A then one for B (1,020,000 each), A's last
+  // (1,010,000), B's across its preemption (7,107,000 - 5,088,000).
+  std::vector<Duration> gaps(8, d(1'020'000));
+  gaps.push_back(d(1'010'000));
+  gaps.push_back(d(2'019'000));
+  EXPECT_EQ(run.harness.gaps, gaps);
+  EXPECT_EQ(figure(run.server.usage(t(7'107'000)), "preemptions"), 1.0);
+}
+
+// K = 4, Tb = 10; A: p = 6, o = 3; B: p = 12, o = 1, both at 0.
+// Without the whole-prompt check: step 1 admits A (2 blocks) and B's first 4
+// tokens (need 1 <= free 2); P = 10, ends 1,010,000. Step 2: A decodes (no new
+// block); B needs ceil(12/4) - 1 = 2 > free 1: B, the last running, is
+// preempted (it is r: step 1 stops). One decode, ends 2,020,000. Step 3: B's
+// 9 first tokens need 3 > free 2: it waits; A's decode, ends 3,030,000, A
+// finishes. Step 4: B, 10 tokens (need 3 <= 4), ends 4,040,000; step 5 its
+// last 2 (cb = 10), 1,002,000, ends 5,042,000.
+TEST(BatchingServer, AdmissionWithoutTheWholePromptCheck) {
+  BatchingKnobs k = small();
+  k.kv_blocks = 4;
+  k.max_num_batched_tokens = 10;
+  const Served run(k, {fed(0, 6, 3), fed(0, 12, 1)});
+  EXPECT_EQ(run[0].first_token, t(1'010'000));
+  EXPECT_EQ(run[0].finish, t(3'030'000));
+  EXPECT_EQ(run[1].start, t(0));
+  EXPECT_EQ(run[1].finish, t(5'042'000));
+  EXPECT_EQ(run[1].preemptions, 1u);
+}
+
+// The same with reserve_full_prompt: in step 1 B needs max(1, ceil(12/4)) = 3
+// > free 2 and waits. A alone: P = 6, ends 1,006,000; decodes end 2,016,000
+// and 3,026,000 (A finishes). B then: 10 tokens (ends 4,036,000), 2 more
+// (ends 5,038,000). No preemption.
+TEST(BatchingServer, AdmissionWithTheWholePromptCheck) {
+  BatchingKnobs k = small();
+  k.kv_blocks = 4;
+  k.max_num_batched_tokens = 10;
+  k.reserve_full_prompt = true;
+  const Served run(k, {fed(0, 6, 3), fed(0, 12, 1)});
+  EXPECT_EQ(run[0].first_token, t(1'006'000));
+  EXPECT_EQ(run[0].finish, t(3'026'000));
+  EXPECT_EQ(run[1].start, t(3'026'000));
+  EXPECT_EQ(run[1].finish, t(5'038'000));
+  EXPECT_EQ(run[1].preemptions, 0u);
+}
+
+// Prefix caching, Bh = B = 4 (one id a block), cq = 1e-7. A: p = 8, o = 1,
+// ids [1, 2] at 0: blocks 0 and 1 registered as (1,0), (2,0) when scheduled;
+// P = 8, Q = 8*9/2 = 36: 1e-3 + 8e-6 + 3.6e-6 s = 1,011,600 ns; on finishing
+// it releases block 1 then block 0, both cached, to the back: queue
+// 2..15, 1, 0. B: the same prompt at 2,000,000: both identities are cached,
+// but the hit is capped at (8 - 1) div 4 = 1 block (4 tokens). It touches
+// block 0 (free, so touched = 1), takes block 2 for its second block, whose
+// identity (2,0) block 1 holds already: block 2 stays anonymous. Its step:
+// n = 4, cb = 4: P = 4, Q = 4*4 + 4*5/2 = 26: 1,006,600 ns, finish at
+// 3,006,600. It releases block 2 (anonymous: to the front), then block 0 (to
+// the back): queue 2, 3, ..., 15, 1, 0.
+TEST(BatchingServer, AHitIsCappedBelowTheLastToken) {
+  BatchingKnobs k = small();
+  k.prefix_caching = true;
+  k.step_prefill_pair_s = 1e-7;
+  const std::vector<std::uint32_t> ids{1, 2};
+  const Served run(k, {fed(0, 8, 1, ids, 4), fed(2'000'000, 8, 1, ids, 4)});
+  EXPECT_EQ(run[0].finish, t(1'011'600));
+  EXPECT_EQ(run[0].prefix_hit_tokens, 0u);
+  EXPECT_EQ(run[1].finish, t(3'006'600));
+  EXPECT_EQ(run[1].prefix_hit_tokens, 4u);
+  ASSERT_EQ(run.steps().size(), 2u);
+  EXPECT_EQ(run.steps()[1].hit_tokens, 4u);
+  EXPECT_EQ(run.steps()[1].admitted_tokens, 8u);
+  EXPECT_EQ(run.steps()[1].prefill_tokens, 4u);
+  const KvBlockPool& pool = run.server.replicas()[0].pool();
+  EXPECT_EQ(pool.free_queue(),
+            (std::vector<std::uint32_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 1, 0}));
+  EXPECT_EQ(pool.find(std::uint64_t{2} << 32), 1u);
+  EXPECT_FALSE(pool.cached(2));
+  // 4 hit tokens over 8 + 8 admitted.
+  EXPECT_EQ(figure(run.server.usage(t(3'006'600)), "prefix_hit_rate"), 0.25);
+}
+
+// An anonymous block gets its identity once the block that held it is evicted
+// (K = 4, prefix caching, Bh = B = 4).
+// A: p = 8, o = 1, ids [1, 2] at 0: blocks 0, 1 cached; ends 1,008,000;
+// queue 2, 3, 1, 0.
+// B: the same prompt, o = 4, at 2,000,000: hit capped at 1 block; touches 0,
+// takes 2 (anonymous: (2,0) is block 1's); P = 4, ends 3,004,000. Its decode
+// at 3,004,000 takes block 3 (ceil(9/4) = 3), ends 4,014,000.
+// E: p = 4, o = 1, no ids, at 3,500,000: admitted at 4,014,000 beside B's
+// decode, it takes block 1, the last free one: (2,0) is evicted. Step: P = 4,
+// D = 1: 1,014,000, ends 5,028,000; E finishes (block 1 to the front).
+// B's next decode registers again: block 2 now gets (2,0). Ends 6,038,000, B
+// finishes: queue 3, 1, 2, 0.
+// F: p = 12, o = 1, ids [1, 2, 3] at 7,000,000: hit (1,0) = block 0, (2,0) =
+// block 2, capped at 11 div 4 = 2: 8 tokens. n = 4, P = 4: finishes at
+// 8,004,000 (without the late registration: hit 4, P = 8, 8,008,000).
+TEST(BatchingServer, AnAnonymousBlockIsRegisteredOnceItsIdentityIsFree) {
+  BatchingKnobs k = small();
+  k.prefix_caching = true;
+  k.kv_blocks = 4;
+  const std::vector<std::uint32_t> ab{1, 2};
+  const std::vector<std::uint32_t> f{1, 2, 3};
+  const Served run(k, {fed(0, 8, 1, ab, 4), fed(2'000'000, 8, 4, ab, 4), fed(3'500'000, 4, 1),
+                       fed(7'000'000, 12, 1, f, 4)});
+  EXPECT_EQ(run[0].finish, t(1'008'000));
+  EXPECT_EQ(run[1].start, t(2'000'000));
+  EXPECT_EQ(run[1].first_token, t(3'004'000));
+  EXPECT_EQ(run[1].finish, t(6'038'000));
+  EXPECT_EQ(run[1].prefix_hit_tokens, 4u);
+  EXPECT_EQ(run[2].start, t(4'014'000));
+  EXPECT_EQ(run[2].finish, t(5'028'000));
+  EXPECT_EQ(run[3].prefix_hit_tokens, 8u);
+  EXPECT_EQ(run[3].finish, t(8'004'000));
+  EXPECT_EQ(figure(run.server.usage(t(8'004'000)), "evicted_blocks"), 1.0);
+}
+
+// A request preempted after its first token, its whole prompt cached, comes
+// back as a decode entry. K = 5, prefix caching, Bh = B = 4, ckv = 1e-7.
+// X: p = 8, o = 2, no ids; A: p = 8, o = 3, ids [1, 2]; both at 0.
+// Step 1: X blocks 0, 1; A blocks 2, 3 (cached as (1,0), (2,0)); P = 16:
+// ends t1 = 1,016,000 (num_tokens 9 each).
+// Step 2: X takes block 4 (free 0); A needs a block: A (the last) is
+// preempted, its blocks 3 then 2 to the back. X's decode: cb = 8, A term 9:
+// 1e-3 + 1e-5 + 9e-7 s = 1,010,900, ends 2,026,900; X finishes.
+// Step 3: A (num_tokens 9): hit 2 blocks (capped at 8 div 4 = 2), n = 1,
+// cb = 8 = num_tokens - 1 with out = 1: a decode entry, 1,010,900, ends
+// 3,037,800. Step 4: its decode, cb = 9: 1e-3 + 1e-5 + 1e-6, ends 4,048,800.
+TEST(BatchingServer, AResumedRequestWithAllButItsLastTokenCachedDecodes) {
+  BatchingKnobs k = small();
+  k.prefix_caching = true;
+  k.kv_blocks = 5;
+  k.step_decode_context_s = 1e-7;
+  const std::vector<std::uint32_t> ids{1, 2};
+  const Served run(k, {fed(0, 8, 2), fed(0, 8, 3, ids, 4)});
+  EXPECT_EQ(run[0].finish, t(2'026'900));
+  EXPECT_EQ(run[1].first_token, t(1'016'000));
+  EXPECT_EQ(run[1].finish, t(4'048'800));
+  EXPECT_EQ(run[1].preemptions, 1u);
+  EXPECT_EQ(run[1].prefix_hit_tokens, 8u);
+  ASSERT_EQ(run.steps().size(), 4u);
+  EXPECT_EQ(run.steps()[1].preemptions, 1u);
+  const StepRecord& resumed = run.steps()[2];
+  EXPECT_EQ(resumed.prefill_tokens, 0u);
+  EXPECT_EQ(resumed.decode_requests, 1u);
+  EXPECT_EQ(resumed.scheduled_tokens, 1u);
+  EXPECT_EQ(resumed.hit_tokens, 8u);
+  EXPECT_EQ(resumed.admitted_tokens, 9u);
+  EXPECT_EQ(resumed.end - resumed.start, d(1'010'900));
+  EXPECT_EQ(run.harness.gaps, (std::vector<Duration>{d(1'010'900), d(2'021'800), d(1'011'000)}));
+}
+
+// Every term of the step cost: cq = 1e-8, ckv = 1e-7, Tb = 10. A: p = 14,
+// o = 2 at 0; B: p = 3, o = 2 at 500,000.
+// Step 1: A's first 10: P = 10, Q = 10*11/2 = 55: 1e-3 + 1e-5 + 5.5e-7 s =
+// 1,010,550 ns. Step 2: A's last 4 (cb = 10: Q = 40 + 10 = 50) and B's 3 (Q =
+// 6): P = 7, Q = 56: 1,007,560, ends 2,018,110. Step 3: two decodes, A term
+// (14 + 1) + (3 + 1) = 19: 1e-3 + 2e-5 + 1.9e-6 s = 1,021,900, ends 3,040,010.
+TEST(BatchingServer, TheStepCostSumsItsTerms) {
+  BatchingKnobs k = small();
+  k.max_num_batched_tokens = 10;
+  k.step_prefill_pair_s = 1e-8;
+  k.step_decode_context_s = 1e-7;
+  const Served run(k, {fed(0, 14, 2), fed(500'000, 3, 2)});
+  EXPECT_EQ(step_ends(run), (std::vector<SimTime>{t(1'010'550), t(2'018'110), t(3'040'010)}));
+  EXPECT_EQ(run[0].finish, t(3'040'010));
+  EXPECT_EQ(run[1].start, t(1'010'550));
+  EXPECT_EQ(run.steps()[1].prefill_tokens, 7u);
+  EXPECT_EQ(run.steps()[2].decode_requests, 2u);
+  EXPECT_EQ(run.steps()[2].prefill_tokens, 0u);
+}
+
+// L = 20: a request of p + o = 21 is rejected when it reaches the server
+// (at 100), takes no round-robin turn (the next goes to replica 1) and never
+// starts.
+TEST(BatchingServer, ALongRequestIsRejectedAndTakesNoTurn) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.max_model_len = 20;
+  const Served run(k, {fed(0, 4, 1), fed(100, 15, 6), fed(200, 14, 6)});
+  EXPECT_EQ(run[0].unit, 0u);
+  EXPECT_EQ(run[1].rejected, t(100));
+  EXPECT_FALSE(run[1].start.has_value());
+  EXPECT_EQ(run[2].unit, 1u);
+  EXPECT_TRUE(run[2].finish.has_value());
+  EXPECT_EQ(figure(run.server.usage(t(10'000'000)), "rejected"), 1.0);
+}
+
+TEST(BatchingServer, RoundRobinTakesTurns) {
+  BatchingKnobs k = small();
+  k.replicas = 3;
+  const Served run(k, {fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1)});
+  EXPECT_EQ(run[0].unit, 0u);
+  EXPECT_EQ(run[1].unit, 1u);
+  EXPECT_EQ(run[2].unit, 2u);
+  EXPECT_EQ(run[3].unit, 0u);
+}
+
+// Three requests at one instant: the first sees (0, 0) and takes replica 0,
+// the second (1, 0), the third (1, 1): replica 0.
+TEST(BatchingServer, LeastRequestsSeesTheEarlierArrivalsOfTheInstant) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.router = RouterKind::kLeastRequests;
+  const Served run(k, {fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1)});
+  EXPECT_EQ(run[0].unit, 0u);
+  EXPECT_EQ(run[1].unit, 1u);
+  EXPECT_EQ(run[2].unit, 0u);
+}
+
+// kv-aware, R = 2, prefix caching, Bh = B = 4. A: p = 8, ids [1, 2] at 0:
+// cost 2 on both, replica 0; it finishes at 1,008,000, its blocks cached there
+// (U = 0 again). At 2,000,000: C (p = 12, ids [1, 2, 3]): replica 0 hits 2
+// blocks (capped at 11 div 4): ceil((0 + 12 - 8)/4) + 0 = 1 against 3:
+// replica 0. D (p = 4): replica 0 now has W = 12: ceil(16/4) = 4 against 1:
+// replica 1. E (p = 4): 4 against ceil((4 + 4)/4) = 2: replica 1. At
+// 2,000,500, after C (3 blocks held) and D, E (1 each) were admitted: H
+// (p = 4): ceil(4/4) + 3 = 4 against 1 + 2 = 3: replica 1.
+TEST(BatchingServer, KvAwareWeighsWaitingTokensHitsAndUsedBlocks) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.router = RouterKind::kKvAware;
+  k.prefix_caching = true;
+  const std::vector<std::uint32_t> a{1, 2}, c{1, 2, 3};
+  const Served run(k, {fed(0, 8, 1, a, 4), fed(2'000'000, 12, 1, c, 4), fed(2'000'000, 4, 1),
+                       fed(2'000'000, 4, 1), fed(2'000'500, 4, 1)});
+  EXPECT_EQ(run[0].unit, 0u);
+  EXPECT_EQ(run[1].unit, 0u);
+  EXPECT_EQ(run[1].prefix_hit_tokens, 8u);
+  EXPECT_EQ(run[2].unit, 1u);
+  EXPECT_EQ(run[3].unit, 1u);
+  EXPECT_EQ(run[4].unit, 1u);
+}
+
+// prefix, R = 2, Bh = B = 4. At 0: A (ids [1, 2]) -> replica 0 (no hit
+// anywhere, least requests, tie); B (ids [5, 6]) -> replica 1 (1 against 0).
+// Both finish at 1,008,000, cached where they ran. At 2,000,000: C (p = 12,
+// ids [5, 6, 7]): hit 8 on replica 1, 8/12 > 0.5: replica 1. D (p = 12,
+// ids [5, 9, 10]): best hit 4 on replica 1, 4/12 <= 0.5: least requests,
+// replica 0 (0 against 1). E (p = 8, ids [5, 6]): hit capped at 7 div 4 = 1
+// block, 4/8 is not above 0.5: least requests, 1 against 1: replica 0.
+TEST(BatchingServer, PrefixFollowsTheLargestHitAboveHalfThePrompt) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.router = RouterKind::kPrefix;
+  k.prefix_caching = true;
+  const std::vector<std::uint32_t> a{1, 2}, b{5, 6}, c{5, 6, 7}, dd{5, 9, 10};
+  const Served run(k, {fed(0, 8, 1, a, 4), fed(0, 8, 1, b, 4), fed(2'000'000, 12, 1, c, 4),
+                       fed(2'000'000, 12, 1, dd, 4), fed(2'000'000, 8, 1, b, 4)});
+  EXPECT_EQ(run[0].unit, 0u);
+  EXPECT_EQ(run[1].unit, 1u);
+  EXPECT_EQ(run[2].unit, 1u);
+  EXPECT_EQ(run[2].prefix_hit_tokens, 8u);
+  EXPECT_EQ(run[3].unit, 0u);
+  EXPECT_EQ(run[4].unit, 0u);
+}
+
+// prefix, R = 2: X (ids [1, 2]) caches its prompt on replica 0. At 2,000,000,
+// 36 requests with ids [1, 2, 3] (hit 8 of 12 on replica 0). The first 33 go
+// to replica 0; then hi - lo = 33 > 32 and 33 > 1.1 * 0: the 34th goes to the
+// least loaded, replica 1; the 35th sees 33 and 1 (difference 32, not above):
+// the hit, replica 0; the 36th sees 34 and 1: replica 1.
+TEST(BatchingServer, PrefixBalancesWhenTheLoadsDrift) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.router = RouterKind::kPrefix;
+  k.prefix_caching = true;
+  const std::vector<std::uint32_t> x{1, 2}, y{1, 2, 3};
+  std::vector<FedRequest> requests{fed(0, 8, 1, x, 4)};
+  for (int i = 0; i < 36; ++i)
+    requests.push_back(fed(2'000'000, 12, 1, y, 4));
+  const Served run(k, requests);
+  for (int i = 1; i <= 33; ++i)
+    EXPECT_EQ(run[i].unit, 0u) << i;
+  EXPECT_EQ(run[34].unit, 1u);
+  EXPECT_EQ(run[35].unit, 0u);
+  EXPECT_EQ(run[36].unit, 1u);
+}
+
+// least-requests, R = 2: A's step on replica 0 ends at 1,004,000, when B
+// arrives. Step ends come first: A has finished, B sees (0, 0) and takes
+// replica 0, scheduled at once.
+TEST(BatchingServer, StepsEndBeforeArrivalsOfTheSameInstant) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.router = RouterKind::kLeastRequests;
+  const Served run(k, {fed(0, 4, 1), fed(1'004'000, 4, 1)});
+  EXPECT_EQ(run[0].finish, t(1'004'000));
+  EXPECT_EQ(run[1].unit, 0u);
+  EXPECT_EQ(run[1].start, t(1'004'000));
+}
+
+// Round-robin, R = 2. Replica 0: p = 32 from 0 to 1,032,000; replica 1: p = 4
+// from 0 to 1,004,000. Waiting: #2 (p = 4) on replica 0, #3 (p = 32) on
+// replica 1. Replica 1 schedules #3 at 1,004,000 (ends 2,036,000), replica 0
+// #2 at 1,032,000 (ends 2,036,000 too): replica 1's end was scheduled first,
+// yet replica 0's step completes first.
+TEST(BatchingServer, StepsEndingTogetherCompleteInReplicaOrder) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  const Served run(k, {fed(0, 32, 1), fed(0, 4, 1), fed(1'000, 4, 1), fed(1'000, 32, 1)});
+  EXPECT_EQ(run[2].finish, t(2'036'000));
+  EXPECT_EQ(run[3].finish, t(2'036'000));
+  EXPECT_EQ(run.harness.finish_order, (std::vector<std::uint64_t>{1, 0, 2, 3}));
+}
+
+// Async scheduling, one replica. A: p = 4, o = 3 at 0 (step 1 ends 1,004,000).
+// B (p = 4, o = 1) arrives at 500,000 while it steps: pending with count 2.
+// At 1,004,000 its count falls to 1; A is running, so B stays out of step 2
+// (A's decode, ends 2,014,000). There its count reaches 0: it joins waiting
+// and step 3 takes it with A's last decode (P = 4, D = 1: 1,014,000, ends
+// 3,028,000). Step 2's record counts B as waiting.
+TEST(BatchingServer, AsyncSchedulingHoldsAnArrivalForTwoStepEnds) {
+  BatchingKnobs k = small();
+  k.async_scheduling = true;
+  const Served run(k, {fed(0, 4, 3), fed(500'000, 4, 1)});
+  EXPECT_EQ(run[1].start, t(2'014'000));
+  EXPECT_EQ(run[1].finish, t(3'028'000));
+  EXPECT_EQ(run[0].finish, t(3'028'000));
+  ASSERT_EQ(run.steps().size(), 3u);
+  EXPECT_EQ(run.steps()[1].waiting, 1u);
+  EXPECT_EQ(run.steps()[1].batch_requests, 1u);
+  // Without async, B starts as soon as step 1 ends.
+  k.async_scheduling = false;
+  EXPECT_EQ(Served(k, {fed(0, 4, 3), fed(500'000, 4, 1)})[1].start, t(1'004'000));
+}
+
+// A (p = 4, o = 1) finishes with step 1 at 1,004,000; B, pending since
+// 500,000, has count 1 then, but the replica holds nothing else: it joins.
+TEST(BatchingServer, AsyncPendingRequestsJoinAReplicaLeftEmpty) {
+  BatchingKnobs k = small();
+  k.async_scheduling = true;
+  const Served run(k, {fed(0, 4, 1), fed(500'000, 4, 1)});
+  EXPECT_EQ(run[1].start, t(1'004'000));
+}
+
+// Async, least-requests, R = 2. A at 0 -> replica 0 (steps from 0). B at
+// 500,000: (1, 0) -> replica 1, idle: joins waiting, steps. C at 600,000:
+// (1, 1) -> replica 0, stepping: pending. D at 700,000: (2, 1) counting C ->
+// replica 1 (with C uncounted it would tie and go to replica 0).
+TEST(BatchingServer, RoutersCountPendingRequestsAsWaiting) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.router = RouterKind::kLeastRequests;
+  k.async_scheduling = true;
+  const Served run(k, {fed(0, 4, 3), fed(500'000, 4, 3), fed(600'000, 4, 1), fed(700'000, 4, 1)});
+  EXPECT_EQ(run[0].unit, 0u);
+  EXPECT_EQ(run[1].unit, 1u);
+  EXPECT_EQ(run[2].unit, 0u);
+  EXPECT_EQ(run[3].unit, 1u);
+}
+
+// Lockstep, round-robin, R = 2. At 0: A (p = 4) on replica 0 would take
+// 1,004,000, B (p = 20) on replica 1 1,020,000: both step until 1,020,000
+// (busy that long each). C (p = 4) reaches replica 0 at 500,000: it waits
+// for 1,020,000 although its replica's own step would have ended at 1,004,000.
+TEST(BatchingServer, LockstepReplicasStepUntilTheLatestEnd) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.lockstep = true;
+  const Served run(k, {fed(0, 4, 1), fed(0, 20, 1), fed(500'000, 4, 1)});
+  EXPECT_EQ(run[0].finish, t(1'020'000));
+  EXPECT_EQ(run[1].finish, t(1'020'000));
+  EXPECT_EQ(run[2].start, t(1'020'000));
+  EXPECT_EQ(run[2].finish, t(2'024'000));
+  ASSERT_GE(run.steps().size(), 2u);
+  EXPECT_EQ(run.steps()[0].end, t(1'020'000));
+  EXPECT_EQ(run.steps()[1].end, t(1'020'000));
+  ASSERT_GE(run.harness.busy_periods.size(), 2u);
+  EXPECT_EQ(run.harness.busy_periods[0].to, t(1'020'000));
+  EXPECT_EQ(run.harness.busy_periods[1].to, t(1'020'000));
+  EXPECT_EQ(run.server.usage(t(3'000'000)).busy, d(1'020'000 * 2 + 1'004'000));
+}
+
+// Lockstep with async: A (p = 4, o = 2) on replica 0, B (p = 20, o = 1) on
+// replica 1, both step to 1,020,000. C reaches replica 0 at 500,000 while
+// they step: pending, count 2; 1 at 1,020,000 (A still runs: C stays out).
+// Replica 0 alone steps A's decode to 2,030,000; C's count reaches 0 there
+// and it starts.
+TEST(BatchingServer, LockstepWithAsyncCountsEveryStepEnd) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  k.lockstep = true;
+  k.async_scheduling = true;
+  const Served run(k, {fed(0, 4, 2), fed(0, 20, 1), fed(500'000, 4, 1)});
+  EXPECT_EQ(run[0].finish, t(2'030'000));
+  EXPECT_EQ(run[2].unit, 0u);
+  EXPECT_EQ(run[2].start, t(2'030'000));
+}
+
+// R = 2, round-robin: A (p = 4) busies replica 0 1,004,000 ns, B (p = 8)
+// replica 1 1,008,000 ns. Over 10 s with idle 100 W and 700 W stepping:
+// (100*10 + 600*0.001004)/3600 + (100*10 + 600*0.001008)/3600 Wh.
+TEST(BatchingServer, UsageSumsTheReplicas) {
+  BatchingKnobs k = small();
+  k.replicas = 2;
+  const Served run(k, {fed(0, 4, 1), fed(0, 8, 1)});
+  const ServerUsage usage = run.server.usage(t(10'000'000'000));
+  EXPECT_EQ(usage.unit, "replica");
+  EXPECT_EQ(usage.units, 2u);
+  EXPECT_EQ(usage.busy, d(2'012'000));
+  EXPECT_DOUBLE_EQ(usage.energy_wh,
+                   (100 * 10 + 600 * 0.001004) / 3600 + (100 * 10 + 600 * 0.001008) / 3600);
+  std::vector<std::string> keys;
+  for (const ServerFigure& f : usage.figures)
+    keys.push_back(f.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"rejected", "preemptions", "evicted_blocks",
+                                            "prefix_hit_rate", "steps", "avg_batch_requests",
+                                            "kv_peak_utilization"}));
+  EXPECT_EQ(figure(usage, "steps"), 2.0);
+  EXPECT_EQ(figure(usage, "avg_batch_requests"), 1.0);
+  EXPECT_EQ(figure(usage, "prefix_hit_rate"), 0.0);  // admissions, no hit
+  EXPECT_EQ(figure(usage, "kv_peak_utilization"), 2.0 / 16);
+  EXPECT_TRUE(usage.figures[0].integer);
+  EXPECT_FALSE(usage.figures[3].integer);
+  EXPECT_DOUBLE_EQ(run.server.energy_wh(d(5'000'000'000), d(1'000'000'000)),
+                   (2 * 100 * 5.0 + 600 * 1.0) / 3600);
+}
+
+TEST(BatchingServer, FiguresWithNothingToAverageAreNull) {
+  BatchingKnobs k = small();
+  k.max_model_len = 8;
+  const Served run(k, {fed(0, 8, 1)});
+  const ServerUsage usage = run.server.usage(t(60'000'000'000));
+  EXPECT_EQ(figure(usage, "rejected"), 1.0);
+  EXPECT_EQ(figure(usage, "prefix_hit_rate"), std::nullopt);
+  EXPECT_EQ(figure(usage, "avg_batch_requests"), std::nullopt);
+  EXPECT_EQ(figure(usage, "steps"), 0.0);
+  EXPECT_EQ(usage.busy, d(0));
+  EXPECT_DOUBLE_EQ(usage.energy_wh, 100 * 60.0 / 3600);
+}
+
+// One replica, S = 1, Tb above every prompt, no caching, cq = cd = ckv = 0,
+// c0 = mg/M, cp = mc/M (M = 50000, mc = 12, mg = 2000): a request's prefill
+// step lasts llround((mg + p mc)/M 1e9) = 40,000,000 + 240,000 p ns and each
+// of its o - 1 decodes 40,000,000, one request at a time in arrival order:
+// EdgeServer(1) with exec = llround((c mc + g mg)/M 1e9), the first token
+// llround((c mc + mg)/M 1e9) after the start.
+TEST(BatchingServer, OneSequenceAtATimeIsTheEdgeServersOneCore) {
+  BatchingKnobs k = small();
+  k.max_num_seqs = 1;
+  k.max_num_batched_tokens = 1000;
+  k.block_tokens = 16;
+  k.kv_blocks = 100;
+  k.step_base_s = 2000.0 / 50000;
+  k.step_prefill_token_s = 12.0 / 50000;
+  k.step_decode_token_s = 0;
+  k.step_decode_context_s = 0;
+  k.step_prefill_pair_s = 0;
+  pcg32 rng(7);
+  std::vector<FedRequest> requests;
+  std::int64_t arrival = 0;
+  for (int i = 0; i < 300; ++i) {
+    arrival += rng(3) == 0 ? 0 : rng(400'000'000);
+    requests.push_back(fed(arrival, 1 + rng(900), 1 + rng(40), {}, 0, 5'000'000));
+  }
+  const Served run(k, requests);
+  EdgeServer edge(1);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const Request& r = requests[i].request;
+    const auto exec =
+        Duration::from_seconds((r.context_tokens * 12 + r.generated_tokens * 2000) / 50000);
+    const CoreAssignment a = edge.assign(requests[i].server_arrival, exec);
+    EXPECT_EQ(run[i].start, a.start) << i;
+    EXPECT_EQ(run[i].finish, a.finish) << i;
+    EXPECT_EQ(run[i].first_token,
+              a.start + Duration::from_seconds((r.context_tokens * 12 + 2000) / 50000))
+        << i;
+  }
+}
+
+}  // namespace
+}  // namespace infersim
