@@ -67,7 +67,8 @@ struct Simulated {
 };
 
 Simulated simulate_benchmark(bool burst = false) {
-  Simulated s{low_load_trace(burst), {}};
+  Simulated s;  // default-initialized: the result's request log has an explicit constructor
+  s.trace = low_load_trace(burst);
   s.result = run_recorded(known_knobs(burst ? 1 : 8), s.trace, true);
   return s;
 }
