@@ -33,12 +33,7 @@ Target target_of(const std::string& text) {
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    target_of(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::error_of([&] { target_of(text); });
 }
 
 TEST(CapacityTarget, ParsesClausesThatMustAllHold) {
@@ -182,45 +177,22 @@ TEST(CapacityBisection, RefusesImpossibleSearches) {
   EXPECT_THROW(check_capacity_search(tolerance), InputError);
 }
 
-// Eight requests in two bursts, as in the sweep tests.
-constexpr const char* kTrace =
-    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-    "2024-01-01 00:00:00.000,1000,10\n"
-    "2024-01-01 00:00:00.000,2000,20\n"
-    "2024-01-01 00:00:00.100,500,5\n"
-    "2024-01-01 00:00:00.200,3000,30\n"
-    "2024-01-01 00:00:30.000,1000,40\n"
-    "2024-01-01 00:00:30.000,1500,15\n"
-    "2024-01-01 00:00:30.500,800,8\n"
-    "2024-01-01 00:00:59.000,1200,12\n";
-
-class CapacityCommand : public ::testing::Test {
+class CapacityCommand : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
-  }
-  test::CliResult capacity(std::vector<std::string> extra, const std::string& folder = "cap") {
-    std::vector<std::string> args = {"capacity", "--trace", trace_, "--output",
-                                     (dir_ / folder).string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
+  CapacityCommand() : TraceFolder(test::kTwoBurstsTrace) {}
+  test::CliResult capacity(const std::vector<std::string>& extra,
+                           const std::string& folder = "cap") {
+    return run_on_trace({"capacity"}, folder, extra);
   }
   // A figure of a plain recorded run with the test's flags.
   double run_figure(const std::vector<std::string>& flags, const std::string& key) {
     const std::string folder = "run" + std::to_string(++runs_);
-    std::vector<std::string> args = {
-        "run",     "--recorded", "--per-request", "none",
-        "--trace", trace_,       "--output",      (dir_ / folder).string()};
-    args.insert(args.end(), flags.begin(), flags.end());
-    const auto r = test::run_cli(args);
+    const auto r = run_on_trace({"run", "--recorded", "--per-request", "none"}, folder, flags);
     EXPECT_EQ(r.status, 0) << r.err;
     const auto summary = nlohmann::json::parse(test::read_file(dir_ / folder / "summary.json"));
     return summary[key].get<double>();
   }
   int runs_ = 0;
-  fs::path dir_;
-  std::string trace_;
 };
 
 TEST_F(CapacityCommand, WholeAnswerMeetsTheTargetAndTheCoreBelowDoesNot) {

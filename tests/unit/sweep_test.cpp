@@ -19,18 +19,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-// Eight requests in two bursts: 1 core queues them, 4 do not.
-constexpr const char* kTrace =
-    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-    "2024-01-01 00:00:00.000,1000,10\n"
-    "2024-01-01 00:00:00.000,2000,20\n"
-    "2024-01-01 00:00:00.100,500,5\n"
-    "2024-01-01 00:00:00.200,3000,30\n"
-    "2024-01-01 00:00:30.000,1000,40\n"
-    "2024-01-01 00:00:30.000,1500,15\n"
-    "2024-01-01 00:00:30.500,800,8\n"
-    "2024-01-01 00:00:59.000,1200,12\n";
-
 // Six long prompts within 40 ms, then two short ones: one batching replica
 // runs the six together and with a TTFT budget of 0.3 s and 0.01 s a generated
 // token misses most deadlines; three replicas meet them all.
@@ -54,22 +42,8 @@ constexpr const char* kSharedPrefixTrace =
     "{\"timestamp\": 5000, \"input_length\": 1536, \"output_length\": 10, \"hash_ids\": [1, 2, "
     "3]}\n";
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> fields_of(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  for (std::string field; std::getline(in, field, ',');)
-    fields.push_back(field);
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
+using test::fields_of;
+using test::lines_of;
 
 Sweep two_axes() {
   Sweep sweep;
@@ -196,23 +170,16 @@ TEST(Sweep, HeaderAddsConfidenceColumnsOnlyForReplicatedSynthetic) {
   EXPECT_THAT(sweep_csv_header(replicated, Settings{}), testing::Not(HasSubstr("_ci95")));
 }
 
-class SweepCommand : public ::testing::Test {
+class SweepCommand : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
-  }
-  test::CliResult sweep(std::vector<std::string> extra, const std::string& folder = "sweep") {
-    std::vector<std::string> args = {"sweep", "--trace", trace_, "--output",
-                                     (dir_ / folder).string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
+  SweepCommand() : TraceFolder(test::kTwoBurstsTrace) {}
+  test::CliResult sweep(const std::vector<std::string>& extra,
+                        const std::string& folder = "sweep") {
+    return run_on_trace({"sweep"}, folder, extra);
   }
   std::string csv(const std::string& folder = "sweep") {
     return test::read_file(dir_ / folder / "sweep.csv");
   }
-  fs::path dir_;
-  std::string trace_;
 };
 
 TEST_F(SweepCommand, RowsComeInGridOrderRecordedBeforeSynthetic) {
