@@ -18,9 +18,7 @@ namespace {
 template <class T, class ToDouble>
 std::optional<double> select_percentile(std::vector<T>& values, double q, ToDouble to_double) {
   if (values.empty()) return std::nullopt;
-  const double index = static_cast<double>(values.size() - 1) * q;
-  const auto below = static_cast<std::size_t>(std::floor(index));
-  const std::size_t above = std::min(below + 1, values.size() - 1);
+  const auto [index, below, above] = percentile_ranks(values.size(), q);
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(below),
                    values.end());
   const double a = to_double(values[below]);

@@ -3,6 +3,7 @@
 // at once of order keys (core/order_statistics) in one selection.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,19 @@ std::optional<double> percentile(std::vector<double>& values, double q);
 // next index, as `percentile` does it.
 double interpolate(double below, double above, double index);
 
+// Where NumPy's default interpolation reads percentile q of n > 0 sorted
+// values: at (n-1)q, between the values of rank `below` and `above`.
+struct PercentileRanks {
+  double index;
+  std::size_t below;
+  std::size_t above;
+};
+inline PercentileRanks percentile_ranks(std::size_t n, double q) {
+  const double index = static_cast<double>(n - 1) * q;
+  const auto below = static_cast<std::size_t>(std::floor(index));
+  return {index, below, std::min(below + 1, n - 1)};
+}
+
 // `percentile` at each of `qs` of the `count` reals among key_at(0), ...,
 // key_at(n - 1), order keys of reals (core/order_statistics), the others
 // being kNoValue: one selection of the ranks every q needs, rather than one a
@@ -33,10 +47,9 @@ std::vector<std::optional<double>> percentiles_of_keys(std::size_t count, std::s
   if (count == 0) return out;
   std::vector<std::size_t> ranks;
   for (const double q : qs) {
-    const double index = static_cast<double>(count - 1) * q;
-    const auto below = static_cast<std::size_t>(std::floor(index));
-    ranks.push_back(below);
-    ranks.push_back(std::min(below + 1, count - 1));
+    const PercentileRanks r = percentile_ranks(count, q);
+    ranks.push_back(r.below);
+    ranks.push_back(r.above);
   }
   const std::vector<std::uint64_t> keys = select_ranks(n, key_at, std::span(ranks));
   for (std::size_t i = 0; i < qs.size(); ++i) {

@@ -39,9 +39,7 @@ std::string percentile_key(const std::string& metric, double percentile) {
 
 std::optional<double> sorted_percentile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return std::nullopt;
-  const double index = static_cast<double>(sorted.size() - 1) * q;
-  const auto below = static_cast<std::size_t>(std::floor(index));
-  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const auto [index, below, above] = percentile_ranks(sorted.size(), q);
   if (above == below) return sorted[below];
   return interpolate(sorted[below], sorted[above], index);
 }

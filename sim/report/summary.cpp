@@ -16,13 +16,6 @@ double ns_to_s(Int128 ns) {
   return static_cast<double>(ns) / 1e9;
 }
 
-// The two ranks NumPy's default interpolation reads for q, as `percentile`.
-std::pair<std::size_t, std::size_t> ranks_of(std::size_t n, double q) {
-  const double index = static_cast<double>(n - 1) * q;
-  const auto below = static_cast<std::size_t>(std::floor(index));
-  return {below, std::min(below + 1, n - 1)};
-}
-
 }  // namespace
 
 void Summary::add(std::string key, std::optional<double> value, bool integer) {
@@ -60,7 +53,7 @@ void LatencySamples::select(Metric m, std::vector<std::size_t> ranks) {
   const std::size_t n = size();
   if (n == 0) return;
   auto want_q = [&](double q) {
-    const auto [below, above] = ranks_of(n, q);
+    const auto [index, below, above] = percentile_ranks(n, q);
     ranks.push_back(below);
     ranks.push_back(above);
   };
@@ -90,7 +83,7 @@ void LatencySamples::select(Metric m, std::vector<std::size_t> ranks) {
 std::optional<double> LatencySamples::percentile(Metric m, double q) {
   const std::size_t n = size();
   if (n == 0) return std::nullopt;
-  const auto [below, above] = ranks_of(n, q);
+  const auto [index, below, above] = percentile_ranks(n, q);
   auto find = [&](std::size_t rank) -> const std::int64_t* {
     const auto& known = known_[m];
     const auto it = std::lower_bound(
@@ -101,7 +94,7 @@ std::optional<double> LatencySamples::percentile(Metric m, double q) {
   if (find(below) == nullptr || find(above) == nullptr) select(m, {below, above});
   const double a = Duration::ns(*find(below)).seconds();
   if (above == below) return a;
-  return interpolate(a, Duration::ns(*find(above)).seconds(), static_cast<double>(n - 1) * q);
+  return interpolate(a, Duration::ns(*find(above)).seconds(), index);
 }
 
 SummaryCollector::SummaryCollector(std::size_t expected_requests, LatencySamples* shared)

@@ -68,16 +68,6 @@ void RequestList::use_block_ids(const std::vector<std::uint32_t>& ids,
   block_id_tokens_ = tokens_per_id;
 }
 
-void RequestList::pop_back() {
-  if (!block_ranges_.empty()) block_ranges_.pop_back();
-  if (sizes_ == kWhole) {
-    whole_.pop_back();
-    return;
-  }
-  arrival_ns_.pop_back();
-  if (sizes_ == kReal) real_.pop_back();
-}
-
 void RequestList::clear() {
   arrival_ns_ = {};
   whole_ = {};

@@ -40,7 +40,6 @@ class RequestList {
     }
     add_sizes(arrival, context_tokens, generated_tokens);
   }
-  void pop_back();
   void clear();
 
   // The prompts' block ids (BATCHING.md section 3): `ids` (which must outlive
