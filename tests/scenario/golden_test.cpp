@@ -505,5 +505,98 @@ TEST(GoldenByHand, BatchingChunkedPreempt) {
       });
 }
 
+// tests/golden/batching_prefix_two_replicas/README.md. Mooncake ids (512
+// tokens each) over B 256: a request's blocks 0-3 are (h0,0) (h0,1) (h1,0)
+// (h1,1). Two replicas of K 6, --router prefix; a step lasts 10 ms + 10 us P
+// + 1 ms D. Every prompt is 1024 tokens: up 15e6 + 25 206 + 32 768 ns.
+TEST(GoldenByHand, BatchingPrefixTwoReplicas) {
+  expect_batching_hand_figures(
+      "batching_prefix_two_replicas",
+      {
+          // k0 [1, 2], o 1: replica 0 (no hit anywhere, tie); one 1024-token prefill,
+          // 20 240 000 ns; its 4 blocks stay cached. Down 15e6 + 25 + 32.
+          {{0, 0, 1024, 1, 15'057'974, 15'057'974, 35'297'974, 50'298'031, 0, 50'297'974,
+            50'298'031, 2'100'000'000, 1},
+           false,
+           0,
+           35'297'974,
+           -1,
+           0,
+           0},
+          // k1 [1, 2], o 3, at 200 ms: 4 blocks cached on replica 0, capped at 1023 div 256 =
+          // 3: hit 768 > 0.5 × 1024, replica 0; prefill 256 (12 560 000), two decodes
+          // (11 000 000). Down 15e6 + 74 + 96.
+          {{1, 200'000'000, 1024, 3, 215'057'974, 215'057'974, 249'617'974, 264'618'144, 0,
+            42'617'974, 64'618'144, 2'300'000'000, 1},
+           false,
+           0,
+           227'617'974,
+           11'000'000,
+           768,
+           0},
+          // k2 [3, 4], o 1, at the same instant: no hit; loads 1 (k1 waiting) and 0:
+          // replica 1; a 1024-token prefill.
+          {{2, 200'000'000, 1024, 1, 215'057'974, 215'057'974, 235'297'974, 250'298'031, 0,
+            50'297'974, 50'298'031, 2'100'000'000, 1},
+           false,
+           1,
+           235'297'974,
+           -1,
+           0,
+           0},
+          // k3 [1, 5], o 2, at 225 ms: hit 512 on replica 0 is exactly half its prompt, not
+          // more: least-requests (loads 1, 0), replica 1, with no hit there; it evicts
+          // (4,1) and (4,0) at admission, (3,1) at its decode. Down 15e6 + 49 + 64.
+          {{3, 225'000'000, 1024, 2, 240'057'974, 240'057'974, 271'297'974, 286'298'087, 0,
+            50'297'974, 61'298'087, 2'200'000'000, 1},
+           false,
+           1,
+           260'297'974,
+           11'000'000,
+           0,
+           0},
+      },
+      {
+          {"requests", 4},
+          {"dropped", 0},
+          {"deadline_met", 4},
+          {"deadline_missed", 0},
+          {"success_rate", 1},
+          {"rejected", 0},
+          // replica 0: 20 240 000 + 12 560 000 + 11 000 000 × 2; replica 1: 20 240 000 × 2 +
+          // 11 000 000
+          {"compute_s", 0.10628},
+          {"waiting_total_s", 0},
+          {"avg_wait_s", 0},
+          {"avg_makespan_ok_s", 0.05662807325},  // 226 512 293 / 4 ns
+          {"run_length_s", 60},
+          {"end_s", 60},
+          {"utilization", 0.00088566666666666667},  // 0.10628 / (2 × 60)
+          {"traffic_mb", 0.016412},                 // (131 072 + 224) / 8 / 1e6
+                                     // (2 × 100 × 60 + 600 × 0.10628) / 3600 + (131 072 × 283.17 +
+                                     // 224 × 137.01) nJ / 3600
+          {"energy_wh", 3.3510569850968},
+          {"steps", 7},
+          {"avg_batch_requests", 1},
+          {"preemptions", 0},
+          {"evicted_blocks", 3},
+          {"prefix_hit_rate", 0.1875},  // 768 / (4 × 1024)
+          {"kv_peak_utilization", 5.0 / 6},
+          // sorted makespans 50 298 031 50 298 031 61 298 087 64 618 144, at 3q
+          {"makespan_p50_s", 0.055798059},
+          {"makespan_p90_s", 0.0636221269},   // v2 + 0.7 × 3 320 057
+          {"makespan_p99_s", 0.06451854229},  // v2 + 0.97 × 3 320 057
+          {"ttft_p50_s", 0.050297974},        // 42 617 974, then 50 297 974 three times
+          {"ttft_p90_s", 0.050297974},
+          {"ttft_p99_s", 0.050297974},
+          {"wait_p50_s", 0},
+          {"wait_p99_s", 0},
+          {"tpot_p50_s", 0.011},
+          {"tpot_p99_s", 0.011},
+          {"itl_p50_s", 0.011},
+          {"itl_p99_s", 0.011},
+      });
+}
+
 }  // namespace
 }  // namespace infersim
