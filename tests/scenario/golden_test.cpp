@@ -1,9 +1,11 @@
 // Golden run folders: each folder under tests/golden/ holds a small hand-made
-// trace, the flags of its run (`args`, one per line), the requests.csv and
-// summary.json the run must write, byte for byte, and a README working out
-// the key figures from MODEL.md by hand. tests/golden/regenerate rewrites the
-// files on purpose; the hand figures (GoldenByHand, below) do not move with
-// them, so a wrong answer written into the files still fails here.
+// trace (one trace.* file: trace.csv, or trace.jsonl for a JSONL format), the
+// flags of its run (`args`, one per line), the requests.csv and summary.json
+// the run must write, byte for byte, and a README working out the key figures
+// by hand from MODEL.md (BATCHING.md for a batching server's case).
+// tests/golden/regenerate rewrites the files on purpose; the hand figures
+// (GoldenByHand, below) do not move with them, so a wrong answer written into
+// the files still fails here.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,12 +32,25 @@ std::vector<std::string> cases() {
   return names;
 }
 
+// A case's one trace.* file (trace.csv, or trace.jsonl for a JSONL format);
+// empty unless there is exactly one.
+fs::path trace_file(const fs::path& golden) {
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(golden)) {
+    if (entry.is_regular_file() && entry.path().stem() == "trace") found.push_back(entry.path());
+  }
+  return found.size() == 1 ? found[0] : fs::path();
+}
+
 // Runs a case as tests/golden/regenerate does; the run folder, or empty on failure.
 fs::path run_case(const std::string& name) {
   const fs::path golden = golden_dir(name);
   const fs::path out = test::fresh_dir(name) / "run";
-  std::vector<std::string> args = {
-      "run", "--recorded", "--trace", (golden / "trace.csv").string(), "--output", out.string()};
+  const fs::path trace = trace_file(golden);
+  EXPECT_FALSE(trace.empty()) << name << ": expected one trace.* file";
+  if (trace.empty()) return fs::path();
+  std::vector<std::string> args = {"run",          "--recorded", "--trace",
+                                   trace.string(), "--output",   out.string()};
   std::istringstream lines(test::read_file(golden / "args"));
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty()) args.push_back(line);
@@ -85,6 +100,34 @@ struct HandFigure {
   double value;
 };
 
+// One row of requests.csv against the hand's, every figure exactly.
+void expect_hand_row(const std::map<std::string, std::string>& row, std::size_t k,
+                     const HandRequest& hand) {
+  EXPECT_EQ(row.at("id"), std::to_string(k));
+  EXPECT_EQ(row.at("device"), std::to_string(hand.device));
+  EXPECT_EQ(test::ns_of(row.at("arrival_s")), hand.arrival);
+  EXPECT_EQ(row.at("context_tokens"), std::to_string(hand.context_tokens));
+  EXPECT_EQ(row.at("generated_tokens"), std::to_string(hand.generated_tokens));
+  EXPECT_EQ(test::ns_of(row.at("server_arrival_s")), hand.server_arrival);
+  EXPECT_EQ(test::ns_of(row.at("start_s")), hand.start);
+  EXPECT_EQ(test::ns_of(row.at("finish_s")), hand.finish);
+  EXPECT_EQ(test::ns_of(row.at("response_s")), hand.response);
+  EXPECT_EQ(test::ns_of(row.at("wait_s")), hand.wait);
+  EXPECT_EQ(test::ns_of(row.at("ttft_s")), hand.ttft);
+  EXPECT_EQ(test::ns_of(row.at("makespan_s")), hand.makespan);
+  EXPECT_EQ(test::ns_of(row.at("budget_s")), hand.budget);
+  EXPECT_EQ(row.at("deadline_met"), std::to_string(hand.met));
+}
+
+void expect_summary_figures(const fs::path& out, const std::vector<HandFigure>& figures) {
+  const auto summary = nlohmann::json::parse(test::read_file(out / "summary.json"));
+  for (const HandFigure& f : figures) {
+    ASSERT_TRUE(summary.contains(f.key) && summary[f.key].is_number()) << f.key;
+    EXPECT_NEAR(summary[f.key].get<double>(), f.value, 1e-12 * std::max(1.0, std::fabs(f.value)))
+        << f.key;
+  }
+}
+
 // Runs the case and compares every request's row, exactly, and each figure,
 // to 1e-12 relative (the hand figures carry 12 or more significant digits;
 // the smallest thing they must catch, the radio's energy, is 1e-5 Wh).
@@ -96,29 +139,64 @@ void expect_hand_figures(const std::string& name, const std::vector<HandRequest>
   ASSERT_EQ(rows.size(), requests.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
     SCOPED_TRACE("request " + std::to_string(k));
+    expect_hand_row(rows[k], k, requests[k]);
+  }
+  expect_summary_figures(out, figures);
+}
+
+// A batching server's row (BATCHING.md §2, §7) as worked out by hand: the
+// columns above, then its own. A rejected request keeps id, device, arrival,
+// tokens, server arrival and budget; its other figures are empty.
+struct HandBatchingRequest {
+  HandRequest common;  // start .. makespan ignored when rejected
+  bool rejected;
+  int replica;
+  std::int64_t first_token;  // at the server, ns
+  std::int64_t tpot;         // ns; -1: empty (fewer than 2 tokens)
+  int prefix_hit_tokens, preemptions;
+};
+
+void expect_batching_hand_figures(const std::string& name,
+                                  const std::vector<HandBatchingRequest>& requests,
+                                  const std::vector<HandFigure>& figures) {
+  const fs::path out = run_case(name);
+  ASSERT_FALSE(out.empty());
+  const auto rows = test::read_csv(out / "requests.csv");
+  ASSERT_EQ(rows.size(), requests.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    SCOPED_TRACE("request " + std::to_string(k));
     const auto& row = rows[k];
-    const HandRequest& hand = requests[k];
-    EXPECT_EQ(row.at("id"), std::to_string(k));
-    EXPECT_EQ(row.at("device"), std::to_string(hand.device));
-    EXPECT_EQ(test::ns_of(row.at("arrival_s")), hand.arrival);
-    EXPECT_EQ(row.at("context_tokens"), std::to_string(hand.context_tokens));
-    EXPECT_EQ(row.at("generated_tokens"), std::to_string(hand.generated_tokens));
-    EXPECT_EQ(test::ns_of(row.at("server_arrival_s")), hand.server_arrival);
-    EXPECT_EQ(test::ns_of(row.at("start_s")), hand.start);
-    EXPECT_EQ(test::ns_of(row.at("finish_s")), hand.finish);
-    EXPECT_EQ(test::ns_of(row.at("response_s")), hand.response);
-    EXPECT_EQ(test::ns_of(row.at("wait_s")), hand.wait);
-    EXPECT_EQ(test::ns_of(row.at("ttft_s")), hand.ttft);
-    EXPECT_EQ(test::ns_of(row.at("makespan_s")), hand.makespan);
-    EXPECT_EQ(test::ns_of(row.at("budget_s")), hand.budget);
-    EXPECT_EQ(row.at("deadline_met"), std::to_string(hand.met));
+    const HandBatchingRequest& hand = requests[k];
+    EXPECT_EQ(row.at("rejected"), hand.rejected ? "1" : "0");
+    if (hand.rejected) {
+      const HandRequest& c = hand.common;
+      EXPECT_EQ(row.at("id"), std::to_string(k));
+      EXPECT_EQ(row.at("device"), std::to_string(c.device));
+      EXPECT_EQ(test::ns_of(row.at("arrival_s")), c.arrival);
+      EXPECT_EQ(row.at("context_tokens"), std::to_string(c.context_tokens));
+      EXPECT_EQ(row.at("generated_tokens"), std::to_string(c.generated_tokens));
+      EXPECT_EQ(test::ns_of(row.at("server_arrival_s")), c.server_arrival);
+      EXPECT_EQ(test::ns_of(row.at("budget_s")), c.budget);
+      EXPECT_EQ(row.at("deadline_met"), "0");
+      for (const char* empty :
+           {"start_s", "finish_s", "response_s", "wait_s", "ttft_s", "makespan_s", "replica",
+            "first_token_s", "tpot_s", "prefix_hit_tokens", "preemptions"}) {
+        EXPECT_EQ(row.at(empty), "") << empty;
+      }
+      continue;
+    }
+    expect_hand_row(row, k, hand.common);
+    EXPECT_EQ(row.at("replica"), std::to_string(hand.replica));
+    EXPECT_EQ(test::ns_of(row.at("first_token_s")), hand.first_token);
+    if (hand.tpot < 0) {
+      EXPECT_EQ(row.at("tpot_s"), "");
+    } else {
+      EXPECT_EQ(test::ns_of(row.at("tpot_s")), hand.tpot);
+    }
+    EXPECT_EQ(row.at("prefix_hit_tokens"), std::to_string(hand.prefix_hit_tokens));
+    EXPECT_EQ(row.at("preemptions"), std::to_string(hand.preemptions));
   }
-  const auto summary = nlohmann::json::parse(test::read_file(out / "summary.json"));
-  for (const HandFigure& f : figures) {
-    ASSERT_TRUE(summary.contains(f.key) && summary[f.key].is_number()) << f.key;
-    EXPECT_NEAR(summary[f.key].get<double>(), f.value, 1e-12 * std::max(1.0, std::fabs(f.value)))
-        << f.key;
-  }
+  expect_summary_figures(out, figures);
 }
 
 // tests/golden/one_core_queue/README.md works these out in full. Defaults but
@@ -307,6 +385,216 @@ TEST(GoldenByHand, SecondClockWithDrops) {
           {"ttft_p99_s", 0.530113231},
           {"wait_p50_s", 0},
           {"wait_p99_s", 0},
+      });
+}
+
+// tests/golden/batching_chunked_preempt/README.md works these out step by
+// step. One replica, S 2, Tb 7, B 4, K 5, L 16; a step lasts 10 ms + 100 us P
+// + 1 us Q + 1 ms D + 10 us A. Up = 15e6 + llround(32c/1.3) + 32c ns, down
+// likewise with 32g, down latency 15 ms, budget 2 + 0.1g s. The steps start
+// at 15 000 566 (0's first 7 tokens, 10 728 000 ns), 25 728 566 (0's last 3,
+// 1's 4: 10 737 000), 36 465 566 and 48 625 566 (two decodes, 12 160 000 and
+// 12 180 000; S stops admission), 60 805 566 (0 needs a 5th block: 1, the
+// last running, is preempted; 0 decodes alone, 11 130 000), 71 935 566 (1
+// recomputes its 4 + 3 tokens as a prefill, 10 728 000; the budget stops
+// admission), 82 663 566 (1 decodes, 2 prefills, 11 490 000; S stops 3),
+// 94 153 566 (1 decodes, 3 prefills, 11 500 000), ending at 105 653 566.
+TEST(GoldenByHand, BatchingChunkedPreempt) {
+  expect_batching_hand_figures(
+      "batching_chunked_preempt",
+      {
+          // k0 (10, 4): up 15e6 + 246 + 320, down 15e6 + 98 + 128. Tokens at the ends of
+          // steps 2-5; tpot (71 935 566 - 36 465 566) / 3 = 11 823 333.33.
+          {{0, 0, 10, 4, 15'000'566, 15'000'566, 71'935'566, 86'935'792, 0, 51'465'566, 86'935'792,
+            2'400'000'000, 1},
+           false,
+           0,
+           36'465'566,
+           11'823'333,
+           0,
+           0},
+          // k1 (4, 6) at 5 ms: up 15e6 + 98 + 128, down 15e6 + 148 + 192. Admitted at
+          // step 2, preempted at step 5 with 3 tokens, recomputed at step 6; tokens at
+          // the ends of steps 2, 3, 4, 6, 7, 8: tpot 69 188 000 / 5.
+          {{1, 5'000'000, 4, 6, 20'000'226, 25'728'566, 105'653'566, 120'653'906, 5'728'340,
+            46'465'566, 115'653'906, 2'600'000'000, 1},
+           false,
+           0,
+           36'465'566,
+           13'837'600,
+           0,
+           1},
+          // k2 (4, 1) at 5 ms, behind k1 (same server arrival, later k); down 15e6 + 25 +
+          // 32. Admitted at step 7; its one token ends it.
+          {{2, 5'000'000, 4, 1, 20'000'226, 82'663'566, 94'153'566, 109'153'623, 62'663'340,
+            104'153'566, 104'153'623, 2'100'000'000, 1},
+           false,
+           0,
+           94'153'566,
+           -1,
+           0,
+           0},
+          // k3 (4, 0) at 6 ms: admitted at step 8, finishes at its end with no token.
+          {{3, 6'000'000, 4, 0, 21'000'226, 94'153'566, 105'653'566, 120'653'566, 73'153'340,
+            114'653'566, 114'653'566, 2'000'000'000, 1},
+           false,
+           0,
+           105'653'566,
+           -1,
+           0,
+           0},
+          // k4 (12, 8) at 50 ms: 12 + 8 > 16, rejected; up 15e6 + 295 + 384.
+          {{4, 50'000'000, 12, 8, 65'000'679, 0, 0, 0, 0, 0, 0, 2'800'000'000, 0},
+           true,
+           0,
+           0,
+           -1,
+           0,
+           0},
+      },
+      {
+          {"requests", 5},
+          {"dropped", 0},
+          {"deadline_met", 4},
+          {"deadline_missed", 1},
+          {"success_rate", 0.8},
+          {"rejected", 1},
+          // the eight steps: 10 728 000 + 10 737 000 + 12 160 000 + 12 180 000 + 11 130 000 +
+          // 10 728 000 + 11 490 000 + 11 500 000 ns
+          {"compute_s", 0.090653},
+          {"waiting_total_s", 0.14154502},  // 5 728 340 + 62 663 340 + 73 153 340
+          {"avg_wait_s",
+           0.035386255},  // over the 4 served
+                          // (86 935 792 + 115 653 906 + 104 153 623 + 114 653 566) / 4
+          {"avg_makespan_ok_s", 0.10534922175},
+          {"run_length_s", 60},
+          {"end_s", 60},
+          {"utilization", 0.0015108833333333333},  // 0.090653 / (1 × 60)
+          {"traffic_mb", 0.00018},  // (1088 + 352) bits / 8 / 1e6: the rejected request's up only
+                                    // (100 × 60 + 600 × 0.090653) / 3600 + (1088 × 283.17 + 352 ×
+                                    // 137.01) nJ / 3600
+          {"energy_wh", 1.6817755989768},
+          {"steps", 8},
+          {"avg_batch_requests", 1.625},  // (1 + 2 + 2 + 2 + 1 + 1 + 2 + 2) / 8
+          {"preemptions", 1},
+          {"evicted_blocks", 0},
+          {"prefix_hit_rate", 0},  // no block ids: 0 / (10 + 4 + 4 + 4 + 7)
+          {"kv_peak_utilization",
+           1},  // 5 of 5 blocks after step 3's scheduling
+                // sorted makespans 86 935 792 104 153 623 114 653 566 115 653 906 ns, at 3q
+          {"makespan_p50_s", 0.1094035945},
+          {"makespan_p90_s", 0.115353804},  // v2 + 0.7 × 1 000 340
+          {"makespan_p99_s",
+           0.1156238958},  // v2 + 0.97 × 1 000 340
+                           // sorted TTFTs 46 465 566 51 465 566 104 153 566 114 653 566
+          {"ttft_p50_s", 0.077809566},
+          {"ttft_p90_s", 0.111503566},  // v2 + 0.7 × 10 500 000
+          {"ttft_p99_s", 0.114338566},  // v2 + 0.97 × 10 500 000
+                                        // sorted waits 0 5 728 340 62 663 340 73 153 340
+          {"wait_p50_s", 0.03419584},
+          {"wait_p99_s", 0.07283864},  // v2 + 0.97 × 10 490 000
+                                       // TPOTs 0.011823333 0.0138376, at q
+          {"tpot_p50_s", 0.0128304665},
+          {"tpot_p90_s", 0.0136361733},
+          {"tpot_p99_s", 0.01381745733},
+          // gaps 11 130 000 11 490 000 11 500 000 12 160 000 12 160 000 12 180 000
+          // 12 180 000 21 858 000 (k1's recompute), at 7q
+          {"itl_p50_s", 0.01216},
+          {"itl_p90_s", 0.0150834},   // v6 + 0.3 × 9 678 000
+          {"itl_p99_s", 0.02118054},  // v6 + 0.93 × 9 678 000
+      });
+}
+
+// tests/golden/batching_prefix_two_replicas/README.md. Mooncake ids (512
+// tokens each) over B 256: a request's blocks 0-3 are (h0,0) (h0,1) (h1,0)
+// (h1,1). Two replicas of K 6, --router prefix; a step lasts 10 ms + 10 us P
+// + 1 ms D. Every prompt is 1024 tokens: up 15e6 + 25 206 + 32 768 ns.
+TEST(GoldenByHand, BatchingPrefixTwoReplicas) {
+  expect_batching_hand_figures(
+      "batching_prefix_two_replicas",
+      {
+          // k0 [1, 2], o 1: replica 0 (no hit anywhere, tie); one 1024-token prefill,
+          // 20 240 000 ns; its 4 blocks stay cached. Down 15e6 + 25 + 32.
+          {{0, 0, 1024, 1, 15'057'974, 15'057'974, 35'297'974, 50'298'031, 0, 50'297'974,
+            50'298'031, 2'100'000'000, 1},
+           false,
+           0,
+           35'297'974,
+           -1,
+           0,
+           0},
+          // k1 [1, 2], o 3, at 200 ms: 4 blocks cached on replica 0, capped at 1023 div 256 =
+          // 3: hit 768 > 0.5 × 1024, replica 0; prefill 256 (12 560 000), two decodes
+          // (11 000 000). Down 15e6 + 74 + 96.
+          {{1, 200'000'000, 1024, 3, 215'057'974, 215'057'974, 249'617'974, 264'618'144, 0,
+            42'617'974, 64'618'144, 2'300'000'000, 1},
+           false,
+           0,
+           227'617'974,
+           11'000'000,
+           768,
+           0},
+          // k2 [3, 4], o 1, at the same instant: no hit; loads 1 (k1 waiting) and 0:
+          // replica 1; a 1024-token prefill.
+          {{2, 200'000'000, 1024, 1, 215'057'974, 215'057'974, 235'297'974, 250'298'031, 0,
+            50'297'974, 50'298'031, 2'100'000'000, 1},
+           false,
+           1,
+           235'297'974,
+           -1,
+           0,
+           0},
+          // k3 [1, 5], o 2, at 225 ms: hit 512 on replica 0 is exactly half its prompt, not
+          // more: least-requests (loads 1, 0), replica 1, with no hit there; it evicts
+          // (4,1) and (4,0) at admission, (3,1) at its decode. Down 15e6 + 49 + 64.
+          {{3, 225'000'000, 1024, 2, 240'057'974, 240'057'974, 271'297'974, 286'298'087, 0,
+            50'297'974, 61'298'087, 2'200'000'000, 1},
+           false,
+           1,
+           260'297'974,
+           11'000'000,
+           0,
+           0},
+      },
+      {
+          {"requests", 4},
+          {"dropped", 0},
+          {"deadline_met", 4},
+          {"deadline_missed", 0},
+          {"success_rate", 1},
+          {"rejected", 0},
+          // replica 0: 20 240 000 + 12 560 000 + 11 000 000 × 2; replica 1: 20 240 000 × 2 +
+          // 11 000 000
+          {"compute_s", 0.10628},
+          {"waiting_total_s", 0},
+          {"avg_wait_s", 0},
+          {"avg_makespan_ok_s", 0.05662807325},  // 226 512 293 / 4 ns
+          {"run_length_s", 60},
+          {"end_s", 60},
+          {"utilization", 0.00088566666666666667},  // 0.10628 / (2 × 60)
+          {"traffic_mb", 0.016412},                 // (131 072 + 224) / 8 / 1e6
+                                     // (2 × 100 × 60 + 600 × 0.10628) / 3600 + (131 072 × 283.17 +
+                                     // 224 × 137.01) nJ / 3600
+          {"energy_wh", 3.3510569850968},
+          {"steps", 7},
+          {"avg_batch_requests", 1},
+          {"preemptions", 0},
+          {"evicted_blocks", 3},
+          {"prefix_hit_rate", 0.1875},  // 768 / (4 × 1024)
+          {"kv_peak_utilization", 5.0 / 6},
+          // sorted makespans 50 298 031 50 298 031 61 298 087 64 618 144, at 3q
+          {"makespan_p50_s", 0.055798059},
+          {"makespan_p90_s", 0.0636221269},   // v2 + 0.7 × 3 320 057
+          {"makespan_p99_s", 0.06451854229},  // v2 + 0.97 × 3 320 057
+          {"ttft_p50_s", 0.050297974},        // 42 617 974, then 50 297 974 three times
+          {"ttft_p90_s", 0.050297974},
+          {"ttft_p99_s", 0.050297974},
+          {"wait_p50_s", 0},
+          {"wait_p99_s", 0},
+          {"tpot_p50_s", 0.011},
+          {"tpot_p99_s", 0.011},
+          {"itl_p50_s", 0.011},
+          {"itl_p99_s", 0.011},
       });
 }
 
