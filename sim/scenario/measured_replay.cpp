@@ -204,11 +204,19 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
     e.facts.push_back(std::string("lockstep = ") + yes_no(k.lockstep) + " (given)");
   }
   if (k.replicas > 1 && !is_given("router")) {
-    k.router = RouterKind::kLeastRequests;
+    // vLLM's data-parallel client picks the rank of least 4 x waiting +
+    // running from counts the coordinator publishes every 100 ms, adding its
+    // own picks since: ranks of near-equal counts (both full, or both
+    // filling) get arrivals in turn. Exact least-requests instead sends each
+    // arrival where a request has just finished, which the client cannot see
+    // yet; on the Qwen3-30B-A3B run it replays 13 of the table's 15 figures
+    // worse (README, "Validation against vLLM").
+    k.router = RouterKind::kRoundRobin;
     e.assumptions.push_back(
-        "router = least-requests (vLLM's data-parallel client sends a request to the rank "
-        "with the fewest waiting and running requests, from counts a coordinator publishes; "
-        "the replay sees exact counts)");
+        "router = round-robin (vLLM's data-parallel client picks the rank of least "
+        "4 x waiting + running from counts published every 100 ms plus its own picks since, "
+        "so ranks of near-equal load take arrivals in turn; --router least-requests for "
+        "exact counts)");
   }
   // Block size: the workload's ids cover 16 tokens, so a block of 16 or a
   // divisor of it keeps exact identities; a larger vLLM block is replayed in
@@ -294,6 +302,14 @@ MeasuredReplay prepare_replay(const MeasuredRun& run, const Trace& workload,
     throw InputError(workload.path, 0, "",
                      "its lines are not in arrival order, so line i cannot be matched to the "
                      "run's bench-i");
+  }
+  // Line i of the workload is bench-i: a workload of another length is
+  // another workload (or a part of one), whatever requests match.
+  if (run.requests.size() != workload.records.size()) {
+    throw InputError(requests_path, 0, "request_id",
+                     std::to_string(run.requests.size()) + " requests, the workload " +
+                         workload.path + " " + std::to_string(workload.records.size()) +
+                         " lines: the run did not serve this workload (bench-i is its line i)");
   }
   MeasuredReplay replay;
   replay.source = run.dir.string();

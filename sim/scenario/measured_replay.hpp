@@ -79,7 +79,8 @@ struct MeasuredReplay {
 // The run's served requests at their engine arrivals, joined to the workload
 // (`bench-i` is its line i: token counts must agree, and meta.json's
 // dataset_hash must be `workload_sha256` when both are known). Throws
-// InputError for a request the workload does not hold or that disagrees.
+// InputError for a workload of another length than requests.jsonl, and for a
+// request the workload does not hold or that disagrees.
 MeasuredReplay prepare_replay(const MeasuredRun& run, const Trace& workload,
                               const std::string& workload_sha256);
 // A measurement file matched by order to the trace it measured: request k of
