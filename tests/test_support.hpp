@@ -55,6 +55,17 @@ inline std::string published_trace(const std::string& name) {
   return path.string();
 }
 
+// A file of the measured vLLM runs under trace/measured/ (a run's folder, or
+// workloads/NAME), fetched by trace/measured/fetch; a clear failure when
+// missing.
+inline std::string measured_path(const std::string& name) {
+  const auto path = source_dir() / "trace" / "measured" / name;
+  if (!std::filesystem::exists(path)) {
+    ADD_FAILURE() << path << " is missing: run trace/measured/fetch (see README.md)";
+  }
+  return path.string();
+}
+
 // The seed's trace.
 inline std::string seed_trace() {
   return published_trace("azure_llm_code_1h.csv");

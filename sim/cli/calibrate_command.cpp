@@ -7,11 +7,19 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
+#include "cli/data_files.hpp"
+#include "cli/run_options.hpp"
+#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
+#include "report/measured_report.hpp"
 #include "report/run_folder.hpp"
+#include "scenario/batching_calibration.hpp"
 #include "scenario/calibration.hpp"
+#include "scenario/measured_replay.hpp"
+#include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 #include "trace/measurement_reader.hpp"
 
@@ -22,7 +30,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: infersim calibrate --from FILE --output SETTINGS.json [--mips-per-core M]\n"
-    "                          [--format aiperf|vllm|csv|auto] [--force]\n";
+    "                          [--format aiperf|vllm|csv|auto] [--force]\n"
+    "       infersim calibrate --server batching --measured RUN_DIR|FILE --trace WORKLOAD\n"
+    "                          [--output SETTINGS.json] [--preset NAME] [--settings FILE]\n"
+    "                          [--max-num-seqs N ...] [-j N] [--force]\n";
 
 double parse_mips(const std::string& text) {
   double value = 0;
@@ -32,6 +43,88 @@ double parse_mips(const std::string& text) {
     throw InputError("", 0, "--mips-per-core", "expected a number above 0, got '" + text + "'");
   }
   return value;
+}
+
+// `calibrate --server batching`: the step costs fitted to a measured run.
+int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::ostream& err) {
+  if (vm.count("from") || vm.count("format") || vm.count("mips-per-core")) {
+    throw InputError("", 0,
+                     vm.count("from")     ? "--from"
+                     : vm.count("format") ? "--format"
+                                          : "--mips-per-core",
+                     "fits the edge server; the batching server is fitted with --measured");
+  }
+  if (!vm.count("measured")) {
+    throw InputError("", 0, "--measured",
+                     "missing: name the measured run folder (requests.jsonl, meta.json) or the "
+                     "measurement file");
+  }
+  if (!vm.count("trace")) {
+    throw InputError("", 0, "--trace",
+                     "missing: name the workload the run replayed (the token-id JSONL whose line "
+                     "i is the run's bench-i)");
+  }
+  Settings settings;
+  std::set<std::string> given;
+  const auto apply_file = [&](const std::string& path) {
+    apply_settings_file(settings, path);
+    for (const std::string& key : settings_file_keys(path))
+      given.insert(key);
+  };
+  if (vm.count("preset")) apply_file(find_preset_file(vm["preset"].as<std::string>()));
+  if (vm.count("settings")) apply_file(find_settings_file(vm["settings"].as<std::string>()));
+  settings.server_kind = "batching";
+  for (const KnobFlag& flag : knob_flags()) {
+    if (std::string(flag.key).rfind("batching.", 0) != 0 || !vm.count(flag.flag)) continue;
+    set_knob(settings, flag, vm[flag.flag].as<std::string>());
+    given.insert(flag.key);
+  }
+  set_setting(settings, "trace.path", vm["trace"].as<std::string>(), "", "--trace");
+  settings.trace_sha256.reset();
+  validate_settings(settings, "");
+  const std::string measured = vm["measured"].as<std::string>();
+  const std::string output =
+      vm.count("output")
+          ? vm["output"].as<std::string>()
+          : "output/" + std::filesystem::path(measured).filename().string() + "-fit.json";
+  std::error_code error;
+  if (std::filesystem::exists(output, error) && !vm.count("force")) {
+    throw InputError("", 0, "--output", output + " exists; give --force to overwrite it");
+  }
+  unsigned threads = usable_cores();
+  if (vm.count("jobs")) {
+    const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
+    const std::uint64_t j = flag_value(jobs, vm["jobs"].as<std::string>()).get<std::uint64_t>();
+    if (j < 1 || j > 1024) throw InputError("", 0, "--jobs", "must be from 1 to 1024");
+    threads = static_cast<unsigned>(j);
+  }
+
+  const LoadedTrace workload = load_trace(settings);
+  const MeasuredSource source =
+      load_measured_source(measured, workload.trace, workload.sha256, settings.batching, given);
+  BatchingFitOptions options;
+  options.threads = threads;
+  const BatchingFit fit = fit_batching(source.replay, source.engine, options);
+  out << batching_fit_report(source, fit) << '\n';
+  const MeasuredReport report =
+      compare_replay(source.replay, replay_measured(source.replay, fit.knobs), source.engine);
+  out << measured_table_text(report) << '\n' << measured_summary_text(report);
+
+  Settings fitted = batching_fit_settings(settings, fit);
+  fitted.trace_sha256 = workload.sha256;
+  fitted.trace_format = workload.trace.format;
+  nlohmann::ordered_json document = settings_to_json(fitted);
+  document["meta"]["program"] = kProgramName;
+  document["meta"]["version"] = kVersion;
+  document["meta"]["calibrated_from"] = measured;
+  document["meta"]["loss"] = fit.loss.total;
+  document["meta"]["engine"] = source.engine.description;
+  const std::filesystem::path parent = std::filesystem::path(output).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  write_file_atomically(output, document.dump(2) + "\n");
+  out << "Settings: " << output << '\n';
+  (void)err;
+  return 0;
 }
 
 }  // namespace
@@ -46,10 +139,50 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
       "format", po::value<std::string>(), "aiperf, vllm, csv or auto (auto)")(
       "mips-per-core", po::value<std::string>(),
       "the speed the knobs are expressed at, MIPS (60000, the settings default)")(
-      "output", po::value<std::string>(), "the settings file to write")(
-      "force", "overwrite the settings file if it exists");
+      "output", po::value<std::string>(),
+      "the settings file to write (batching: default output/<RUN_DIR's name>-fit.json)")(
+      "force", "overwrite the settings file if it exists")(
+      "measured", po::value<std::string>(),
+      "batching: the measured run folder (requests.jsonl, meta.json, timeseries.csv) or an "
+      "aiperf / vLLM bench / CSV measurement")(
+      "trace", po::value<std::string>(),
+      "batching: the workload the run replayed (token-id JSONL, line i = bench-i; for a "
+      "measurement file, the trace it measured, matched by order)")(
+      "settings", po::value<std::string>(), "batching: base settings file (JSON)")(
+      "preset", po::value<std::string>(),
+      "batching: a model preset (settings/presets/NAME.json) as the base")(
+      "jobs,j", po::value<std::string>(), "batching: threads for the fit's starts");
+  for (const KnobFlag& flag : knob_flags()) {
+    if (std::string(flag.key).rfind("batching.", 0) == 0 || std::string(flag.flag) == "server") {
+      options.add_options()(flag.flag, po::value<std::string>(), flag.help);
+    }
+  }
 
   const po::variables_map vm = parse_options(args, options, {}, {"calibrate", "", ""});
+  const bool batching = vm.count("measured") > 0 ||
+                        (vm.count("server") && vm["server"].as<std::string>() == "batching");
+  if (vm.count("server") && vm["server"].as<std::string>() != "batching" &&
+      vm["server"].as<std::string>() != "edge") {
+    throw InputError("", 0, "--server", "must be edge or batching");
+  }
+  if (batching && !vm.count("help")) {
+    if (vm.count("server") && vm["server"].as<std::string>() == "edge") {
+      throw InputError("", 0, "--measured", "fits the batching server; --server edge takes --from");
+    }
+    return run_batching_calibrate(vm, out, err);
+  }
+  for (const char* flag : {"trace", "settings", "preset", "jobs"}) {
+    if (vm.count(flag)) {
+      throw InputError("", 0, std::string("--") + flag,
+                       "applies to the batching server (--server batching --measured ...)");
+    }
+  }
+  for (const KnobFlag& flag : knob_flags()) {
+    if (std::string(flag.key).rfind("batching.", 0) == 0 && vm.count(flag.flag)) {
+      throw InputError("", 0, std::string("--") + flag.flag,
+                       "applies to the batching server (--server batching --measured ...)");
+    }
+  }
   if (vm.count("help")) {
     out << kUsage
         << "\nFits TTFT = a + b x input tokens by least squares and the mean decode time\n"
@@ -57,6 +190,10 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
            "b x M is mi_per_context_token and the decode time x M mi_per_generated_token.\n"
            "The intercept beyond one decode step becomes a fixed-latency network hop. The\n"
            "settings file holds every key, at its default unless fitted.\n\n"
+           "With --server batching it fits the batching server's step costs (c0, cp, cq, cd,\n"
+           "ckv; and the KV blocks when the run does not record them) to a measured run by\n"
+           "replaying it inside the fit, prints the fit and the measured-against-simulated\n"
+           "table, and writes a settings file that `infersim run --settings` takes.\n\n"
         << options;
     return 0;
   }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <ctime>
 #include <optional>
+#include <set>
 
 #include "cli/calibrate_command.hpp"
 #include "cli/capacity_command.hpp"
@@ -23,8 +24,10 @@
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/console_report.hpp"
+#include "report/measured_report.hpp"
 #include "report/run_writer.hpp"
 #include "scenario/measured_comparison.hpp"
+#include "scenario/measured_replay.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 
@@ -116,7 +119,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       "keep only the CSV rows where COLUMN=VALUE (repeatable; all must hold)")(
       "measured", po::value<std::string>(),
       "the benchmark the trace was measured by (aiperf JSONL, vLLM JSON or CSV), matched to the "
-      "replay by order: writes measured.csv and the TTFT and E2E mean absolute % errors");
+      "replay by order: writes measured.csv and the TTFT and E2E mean absolute % errors; with "
+      "--server batching also a measured run folder (requests.jsonl, meta.json), replayed at the "
+      "engine's arrivals against --trace, its workload: the TTFT, TPOT and latency table")(
+      "preset", po::value<std::string>(),
+      "a model preset, settings/presets/NAME.json, under --settings and the flags");
   add_name_option(options, "<mode>");
   for (const KnobFlag& flag : knob_flags()) {
     if (flag.kind == KnobFlag::kGoodput) {
@@ -140,15 +147,22 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
 
   Settings settings;
-  if (vm.count("settings")) {
-    apply_settings_file(settings, find_settings_file(vm["settings"].as<std::string>()));
-  }
+  std::set<std::string> given;  // the keys a file or a flag sets
+  const auto apply_file = [&](const std::string& path) {
+    apply_settings_file(settings, path);
+    for (const std::string& key : settings_file_keys(path))
+      given.insert(key);
+  };
+  if (vm.count("preset")) apply_file(find_preset_file(vm["preset"].as<std::string>()));
+  if (vm.count("settings")) apply_file(find_settings_file(vm["settings"].as<std::string>()));
   if (const auto mode = mode_from_flags(vm)) set_setting(settings, "run.mode", *mode, "", "--mode");
   if (vm.count("synthetic")) {
     set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");
   }
   for (const KnobFlag& flag : knob_flags()) {
-    if (vm.count(flag.flag)) set_knob_from(settings, vm, flag);
+    if (!vm.count(flag.flag)) continue;
+    given.insert(flag.key);
+    set_knob_from(settings, vm, flag);
   }
   apply_trace_flags(settings, vm);
   validate_settings(settings, "");
@@ -161,6 +175,31 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     threads = static_cast<unsigned>(j);
   }
 
+  // A measured run (or measurement) replayed on the batching server: the
+  // recorded mode at the engine's arrivals, with no network (the measured
+  // instants are the engine's).
+  const bool measured_batching = vm.count("measured") && settings.server_kind == "batching";
+  if (vm.count("measured") && !measured_batching &&
+      is_measured_run_folder(vm["measured"].as<std::string>())) {
+    throw InputError("", 0, "--measured",
+                     vm["measured"].as<std::string>() +
+                         " is a measured run: it is replayed on the batching server (add --server "
+                         "batching)");
+  }
+  if (measured_batching) {
+    if (settings.mode == "synthetic") {
+      throw InputError("", 0, "--measured",
+                       "compares the recorded replay with its measurement; the synthetic mode has "
+                       "none");
+    }
+    settings.mode = "recorded";
+    if (!settings.hops.empty()) {
+      settings.hops.clear();
+      out << "Measured replay: the network hops are left out (the measured instants are the "
+             "engine's).\n";
+    }
+  }
+
   // Everything that can fail on input fails before a folder exists.
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
                                         settings.mode, vm.count("force") > 0, folder_name(vm));
@@ -170,14 +209,27 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
         << " lines were out of timestamp order; replayed in timestamp order (stable)\n";
   }
   std::optional<Measurement> measured;
-  if (vm.count("measured")) {
+  std::optional<MeasuredSource> source;
+  if (measured_batching) {
+    source = load_measured_source(vm["measured"].as<std::string>(), loaded.trace, loaded.sha256,
+                                  settings.batching, given);
+    settings.batching = source->engine.knobs;
+    validate_settings(settings, "");
+    out << trace_line(loaded.trace) << '\n';
+    out << "Measured: " << source->replay.source << ", " << source->replay.measured.size()
+        << " requests at the engine's arrivals; " << source->engine.description << ".\n";
+    for (const std::string& a : source->engine.assumptions)
+      out << "  assumed    " << a << '\n';
+  } else if (vm.count("measured")) {
     measured = read_measured_for_replay(vm["measured"].as<std::string>(), settings, loaded.trace);
   }
-  out << trace_line(loaded.trace) << '\n';
+  if (!source) out << trace_line(loaded.trace) << '\n';
   const bool per_request = settings.per_request == "csv";
   ConsoleProgress progress(out, settings);
-  const ScenarioResult result = run_scenario_taking_records(
-      settings, loaded.trace, per_request || measured, threads, &progress);
+  const ScenarioResult result =
+      source ? run_scenario(settings, source->replay.trace, per_request, threads, &progress)
+             : run_scenario_taking_records(settings, loaded.trace, per_request || measured, threads,
+                                           &progress);
   for (const ModeResult* r : result.modes())
     out << result_line(*r) << '\n';
   for (const ModeResult* r : result.modes())
@@ -190,6 +242,12 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   if (result.recorded && result.synthetic) {
     out << '\n' << compare_table(*result.recorded, *result.synthetic) << '\n';
   }
+  std::optional<MeasuredReport> report;
+  if (source) {
+    report = compare_replay(source->replay, replay_measured(source->replay, settings.batching),
+                            source->engine);
+    out << '\n' << measured_table_text(*report) << '\n' << measured_summary_text(*report);
+  }
 
   Settings effective = settings;
   effective.trace_sha256 = loaded.sha256;
@@ -199,8 +257,14 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   document["meta"]["program"] = kProgramName;
   document["meta"]["version"] = kVersion;
   document["meta"]["written_at"] = utc_now_iso();
+  if (source) document["meta"]["measured"] = vm["measured"].as<std::string>();
   write_run(folder, document, result.modes(), per_request, {settings.plots == "svg", &err});
   if (comparison) write_measured(folder, result, *comparison);
+  if (report) {
+    PlotRendering rendering;
+    write_measured_report(folder.path(), *report, settings.plots == "svg", &rendering);
+    if (!rendering.message.empty()) err << rendering.message << '\n';
+  }
   out << "Run folder: " << folder.path().string() << '\n';
   return 0;
 }

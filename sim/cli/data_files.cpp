@@ -1,5 +1,7 @@
 #include "cli/data_files.hpp"
 
+#include <algorithm>
+
 #include "cli/data_dirs.hpp"
 #include "core/input_error.hpp"
 
@@ -71,6 +73,32 @@ std::string find_settings_file(const std::string& path) {
                      "cannot open the settings file; looked in " + listed(file.looked));
   }
   return file.path;
+}
+
+std::string find_preset_file(const std::string& name) {
+  const std::string path = "settings/presets/" + name + ".json";
+  const DataFile file = find_data_file(path);
+  if (file.found) return file.path;
+  // Name the presets there are, from the first place that has the folder.
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const fs::path& place : file.looked) {
+    const fs::path dir = place.parent_path();
+    if (!fs::is_directory(dir, error)) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+    }
+    break;
+  }
+  std::sort(names.begin(), names.end());
+  std::string known;
+  for (const std::string& n : names)
+    known += (known.empty() ? "" : ", ") + n;
+  const auto near = nearest(name, names);
+  throw InputError(
+      "", 0, "--preset",
+      "no preset '" + name + "'" + (near ? " (did you mean " + *near + "?)" : std::string()) +
+          (known.empty() ? "; looked in " + listed(file.looked) : "; the presets are " + known));
 }
 
 void find_trace(Settings& settings) {

@@ -31,6 +31,11 @@ DataFile find_data_file(const std::string& path);
 // every place looked in, when a file of settings/ is nowhere.
 std::string find_settings_file(const std::string& path);
 
+// The preset NAME, settings/presets/NAME.json, found as find_data_file says.
+// Throws InputError naming the presets there are when there is none of that
+// name.
+std::string find_preset_file(const std::string& name);
+
 // The settings' trace, found as find_data_file says. Throws InputError, naming
 // every place looked in and trace/fetch, when a trace of trace/ is nowhere.
 void find_trace(Settings& settings);

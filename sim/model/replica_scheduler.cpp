@@ -258,7 +258,9 @@ Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRec
   record.batch_requests = batch_;
   record.scheduled_tokens = tokens;
   record.prefill_tokens = prefill;
+  record.prefill_pairs = pairs;
   record.decode_requests = static_cast<std::uint32_t>(decodes);
+  record.decode_context = context_tokens;
   record.running = static_cast<std::uint32_t>(running_.size());
   record.waiting = static_cast<std::uint32_t>(waiting_.size() + pending_.size());
   record.kv_blocks_used = pool_.used_blocks();

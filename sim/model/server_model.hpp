@@ -28,7 +28,9 @@ struct StepRecord {
   std::uint32_t batch_requests = 0;    // entries of the batch
   std::uint64_t scheduled_tokens = 0;  // Σ n over the batch
   std::uint64_t prefill_tokens = 0;    // P
+  std::uint64_t prefill_pairs = 0;     // Q
   std::uint32_t decode_requests = 0;   // D
+  std::uint64_t decode_context = 0;    // A
   std::uint32_t running = 0;           // |running| right after the scheduling
   std::uint32_t waiting = 0;           // |waiting| (and pending, section 10) right after it
   std::uint32_t kv_blocks_used = 0;    // blocks with a count >= 1 right after it

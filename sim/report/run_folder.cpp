@@ -99,10 +99,17 @@ constexpr const char* kOwnFiles[] = {
     "requests.csv", "summary.json",  "summary.csv",  "settings.json",    "timeseries.csv",
     "cdf.csv",      "report.html",   "measured.csv", "replications.csv", "sweep.csv",
     "shard.json",   "capacity.json", "capacity.csv"};
+// What run --measured writes beside them.
+constexpr const char* kMeasuredRunFiles[] = {"measured_timeseries.csv", "measured_cdf.csv",
+                                             "measured_table.txt"};
 
 void remove_own_files(const fs::path& dir) {
   std::error_code error;
   for (const char* name : kOwnFiles) {
+    fs::remove(dir / name, error);
+    if (error) throw OutputError((dir / name).string() + ": cannot remove: " + error.message());
+  }
+  for (const char* name : kMeasuredRunFiles) {
     fs::remove(dir / name, error);
     if (error) throw OutputError((dir / name).string() + ": cannot remove: " + error.message());
   }

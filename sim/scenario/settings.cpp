@@ -596,6 +596,21 @@ void apply_settings_file(Settings& settings, const std::string& path) {
   apply_settings_json(settings, document, path);
 }
 
+std::vector<std::string> settings_file_keys(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  const json document = json::parse(content.str(), nullptr, false);
+  std::vector<std::string> keys;
+  if (!document.is_object()) return keys;
+  for (const auto& [section, body] : document.items()) {
+    if (section == "meta" || !body.is_object()) continue;
+    for (const auto& [key, value] : body.items())
+      keys.push_back(section + "." + key);
+  }
+  return keys;
+}
+
 void validate_settings(const Settings& s, const std::string& source) {
   if (s.start_offset_s && s.end_offset_s && *s.end_offset_s < *s.start_offset_s) {
     bad(source, "run.end_offset_s",

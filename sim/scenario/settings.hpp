@@ -100,6 +100,9 @@ void apply_settings_json(Settings& settings, const nlohmann::json& document,
                          const std::string& source);
 // Reads a settings file and applies it.
 void apply_settings_file(Settings& settings, const std::string& path);
+// The keys ("section.key") a settings file sets, once apply_settings_file has
+// accepted it: what it says, as against what it leaves at the defaults.
+std::vector<std::string> settings_file_keys(const std::string& path);
 // Checks what no single key can: max power at least idle power, the end of
 // the replay window not before its start, and the batching knobs' combinations
 // (BATCHING.md section 1) when the server batches.

@@ -24,6 +24,11 @@ for file in bin/infersim \
 done
 [[ -x $prefix/share/infersim/trace/fetch ]] || fail "trace/fetch is not executable"
 "$prefix/share/infersim/trace/fetch" --help > /dev/null || fail "the installed trace/fetch fails"
+for file in fetch SHA256SUMS NOTICE.md; do
+  [[ -e $prefix/share/infersim/trace/measured/$file ]] || fail "trace/measured/$file is not installed"
+done
+"$prefix/share/infersim/trace/measured/fetch" --help > /dev/null ||
+  fail "the installed trace/measured/fetch fails"
 
 # Files only the installed data folder holds, named as the program's own.
 data=$prefix/share/infersim

@@ -1,0 +1,310 @@
+#include "report/measured_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/percentiles.hpp"
+#include "report/number_format.hpp"
+#include "report/run_folder.hpp"
+
+namespace infersim {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
+std::string padded(const std::string& text, std::size_t width, bool left) {
+  if (text.size() >= width) return text;
+  const std::string pad(width - text.size(), ' ');
+  return left ? text + pad : pad + text;
+}
+
+void cell(std::string& out, const std::optional<double>& value) {
+  out += ',';
+  if (value) append_shortest(out, *value);
+}
+
+// Up to 1001 evenly spaced fractions of the sorted values.
+std::vector<double> sorted(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+}  // namespace
+
+double MeasuredTableRow::diff_pct() const {
+  return measured_ms != 0 ? 100 * (simulated_ms - measured_ms) / measured_ms : 0;
+}
+
+std::optional<double> MeasuredTableRow::other_diff_pct() const {
+  if (!other_ms || measured_ms == 0) return std::nullopt;
+  return 100 * (*other_ms - measured_ms) / measured_ms;
+}
+
+std::string measured_table_text(const MeasuredReport& report) {
+  const bool other = std::any_of(report.table.begin(), report.table.end(),
+                                 [](const MeasuredTableRow& r) { return r.other_ms.has_value(); });
+  std::string out = padded("Metric", 20, true) + padded("measured", 14, false) +
+                    padded("infersim", 12, false) + padded("diff %", 10, false);
+  if (other) out += padded("LLMServingSim", 15, false) + padded("diff %", 10, false);
+  out += '\n';
+  out += std::string(other ? 81 : 56, '-') + '\n';
+  std::string group;
+  for (const MeasuredTableRow& r : report.table) {
+    if (!group.empty() && r.metric != group) out += '\n';
+    group = r.metric;
+    out += padded(r.metric + " " + r.statistic, 20, true) +
+           padded(format("%.1f", r.measured_ms), 14, false) +
+           padded(format("%.1f", r.simulated_ms), 12, false) +
+           padded(format("%+.1f%%", r.diff_pct()), 10, false);
+    if (other) {
+      out += padded(r.other_ms ? format("%.1f", *r.other_ms) : "-", 15, false) +
+             padded(r.other_diff_pct() ? format("%+.1f%%", *r.other_diff_pct()) : "-", 10, false);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string measured_summary_text(const MeasuredReport& report) {
+  std::string out;
+  const MeasuredLoss& l = report.loss;
+  const double total = l.total > 0 ? l.total : 1;
+  out += "loss " + format("%.6f", l.total) + " = TTFT " + format("%.6f", l.ttft_term) + " (" +
+         format("%.1f", 100 * l.ttft_term / total) + " %, " + std::to_string(l.ttft_requests) +
+         " requests, errors over the mean TTFT " + format("%.1f", 1e3 * l.ttft_scale_s) +
+         " ms) + TPOT " + format("%.6f", l.tpot_term) + " (" +
+         format("%.1f", 100 * l.tpot_term / total) + " %, " + std::to_string(l.tpot_requests) +
+         " requests)\n";
+  std::vector<double> ttft, tpot;
+  for (const MeasuredRequestRow& r : report.requests) {
+    if (r.rejected) continue;
+    if (r.measured_ttft_s > 0) {
+      ttft.push_back(std::abs(r.simulated_ttft_s - r.measured_ttft_s) / r.measured_ttft_s);
+    }
+    if (r.measured_tpot_s && r.simulated_tpot_s && *r.measured_tpot_s > 0) {
+      tpot.push_back(std::abs(*r.simulated_tpot_s - *r.measured_tpot_s) / *r.measured_tpot_s);
+    }
+  }
+  const auto spread = [](std::vector<double>& v) {
+    const auto p = percentiles(v, {0.5, 0.9});
+    return "p50 " + format("%.1f", 100 * p[0].value_or(0)) + " %, p90 " +
+           format("%.1f", 100 * p[1].value_or(0)) + " %";
+  };
+  out += "request by request, |simulated - measured| / measured: TTFT " + spread(ttft) + "; TPOT " +
+         spread(tpot) + "\n";
+  if (report.running_mean_abs_diff && report.waiting_mean_abs_diff) {
+    out += "ticks of timeseries.csv (" + std::to_string(report.ticks.size()) +
+           "): |running difference| " + format("%.2f", *report.running_mean_abs_diff) +
+           " requests on average, |waiting difference| " +
+           format("%.2f", *report.waiting_mean_abs_diff) + " (the stat logger started " +
+           format("%.3f", report.tick_offset_s.value_or(0)) + " s before the first arrival" +
+           (report.tick_offset_s ? "" : ", assumed") + ")\n";
+  }
+  if (report.left_out > 0) {
+    out += std::to_string(report.left_out) +
+           " measured requests have no instants (never served) and are left out\n";
+  }
+  return out;
+}
+
+std::string measured_requests_csv(const MeasuredReport& report) {
+  std::string out =
+      "request,input_tokens,output_tokens,arrival_s,replica,measured_start_s,"
+      "measured_first_token_s,measured_finish_s,simulated_start_s,simulated_first_token_s,"
+      "simulated_finish_s,measured_ttft_s,simulated_ttft_s,measured_tpot_s,simulated_tpot_s,"
+      "measured_latency_s,simulated_latency_s,preemptions,rejected\n";
+  for (const MeasuredRequestRow& r : report.requests) {
+    append_integer(out, static_cast<std::int64_t>(r.request));
+    out += ',';
+    append_integer(out, r.input_tokens);
+    out += ',';
+    append_integer(out, r.output_tokens);
+    cell(out, r.arrival_s);
+    out += ',';
+    if (!r.rejected) append_integer(out, r.replica);
+    cell(out, r.measured_start_s);
+    cell(out, r.measured_first_token_s);
+    cell(out, r.measured_finish_s);
+    const auto sim = [&](double v) { return r.rejected ? std::nullopt : std::optional(v); };
+    cell(out, sim(r.simulated_start_s));
+    cell(out, sim(r.simulated_first_token_s));
+    cell(out, sim(r.simulated_finish_s));
+    cell(out, r.measured_ttft_s);
+    cell(out, sim(r.simulated_ttft_s));
+    cell(out, r.measured_tpot_s);
+    cell(out, r.rejected ? std::nullopt : r.simulated_tpot_s);
+    cell(out, r.measured_latency_s);
+    cell(out, sim(r.simulated_latency_s));
+    out += ',';
+    append_integer(out, r.preemptions);
+    out += r.rejected ? ",1\n" : ",0\n";
+  }
+  return out;
+}
+
+std::string measured_ticks_csv(const MeasuredReport& report) {
+  std::string out =
+      "t_s,replay_s,measured_running,simulated_running,measured_waiting,simulated_waiting,"
+      "measured_kv_pct,simulated_kv_pct\n";
+  for (const MeasuredTickRow& t : report.ticks) {
+    append_shortest(out, t.t_s);
+    cell(out, t.replay_s);
+    cell(out, t.measured_running);
+    cell(out, t.simulated_running);
+    cell(out, t.measured_waiting);
+    cell(out, t.simulated_waiting);
+    cell(out, t.measured_kv_pct);
+    cell(out, t.simulated_kv_pct);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string measured_cdf_csv(const MeasuredReport& report) {
+  std::vector<double> mt, st, mp, sp, ml, sl;
+  for (const MeasuredRequestRow& r : report.requests) {
+    if (r.rejected) continue;
+    mt.push_back(r.measured_ttft_s);
+    st.push_back(r.simulated_ttft_s);
+    ml.push_back(r.measured_latency_s);
+    sl.push_back(r.simulated_latency_s);
+    if (r.measured_tpot_s && r.simulated_tpot_s) {
+      mp.push_back(*r.measured_tpot_s);
+      sp.push_back(*r.simulated_tpot_s);
+    }
+  }
+  const std::vector<std::vector<double>> columns = {sorted(mt), sorted(st), sorted(mp),
+                                                    sorted(sp), sorted(ml), sorted(sl)};
+  std::string out =
+      "fraction,measured_ttft_s,simulated_ttft_s,measured_tpot_s,simulated_tpot_s,"
+      "measured_latency_s,simulated_latency_s\n";
+  const std::size_t n = mt.size();
+  if (n == 0) return out;
+  const std::size_t points = std::min<std::size_t>(n, 1001);
+  for (std::size_t i = 0; i < points; ++i) {
+    const double q = points == 1 ? 1 : static_cast<double>(i) / static_cast<double>(points - 1);
+    append_shortest(out, q);
+    for (const std::vector<double>& c : columns) {
+      out += ',';
+      if (c.empty()) continue;
+      const double index = static_cast<double>(c.size() - 1) * q;
+      const auto below = static_cast<std::size_t>(std::floor(index));
+      const std::size_t above = std::min(below + 1, c.size() - 1);
+      append_shortest(out, interpolate(c[below], c[above], index));
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
+  const auto header = [](const std::string& name, const std::string& title,
+                         const std::string& data) {
+    return "# " + title + "\n# Reads " + data + ".\n# Render from the run folder: gnuplot plots/" +
+           name + ".gp (writes plots/" + name +
+           ".svg)\n"
+           "reset\n"
+           "outfile = \"plots/" +
+           name + ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
+           "\n"
+           "set encoding utf8\n"
+           "set terminal svg size 960,420 dynamic noenhanced font \"sans,12\" background "
+           "\"#ffffff\"\n"
+           "set output outfile\n"
+           "set datafile separator comma\n"
+           "set grid lc rgb \"#dddddd\"\n"
+           "set border lc rgb \"#444444\"\n"
+           "set key bottom right opaque box lc rgb \"#cccccc\"\n";
+  };
+  std::vector<PlotScript> out;
+  const struct {
+    const char* name;
+    const char* what;
+    const char* column;
+  } cdfs[] = {{"measured_ttft_cdf", "time to first token", "ttft"},
+              {"measured_tpot_cdf", "time per output token", "tpot"},
+              {"measured_latency_cdf", "latency", "latency"}};
+  for (const auto& c : cdfs) {
+    const std::string title = std::string("CDF of the ") + c.what + ", measured and simulated";
+    PlotScript p;
+    p.name = c.name;
+    p.title = title;
+    p.caption = std::string("The fraction of requests whose ") + c.what +
+                " is at most x: the real run's against the replay's. Curves that lie on each "
+                "other agree at every percentile.";
+    p.script = header(c.name, title, "measured_cdf.csv") + "set title \"" + title +
+               "\"\nset xlabel \"seconds\"\nset ylabel \"fraction of requests\"\n"
+               "set yrange [0:1]\n"
+               "plot \"measured_cdf.csv\" using (column(\"measured_" +
+               c.column +
+               "_s\")):(column(\"fraction\")) with lines lw 2 lc rgb \"#222222\" title "
+               "\"measured\", \\\n     \"measured_cdf.csv\" using (column(\"simulated_" +
+               c.column +
+               "_s\")):(column(\"fraction\")) with lines lw 2 dt 2 lc rgb \"#d0502a\" title "
+               "\"infersim\"\n";
+    out.push_back(p);
+  }
+  if (!report.ticks.empty()) {
+    const std::string title = "Running and waiting requests, measured and simulated";
+    PlotScript p;
+    p.name = "measured_queue";
+    p.title = title;
+    p.caption =
+        "Requests running and waiting at the end of each tick of the real run's "
+        "timeseries.csv, against the replay's at the same instants.";
+    p.script = header(p.name, title, "measured_timeseries.csv") + "set title \"" + title +
+               "\"\nset xlabel \"seconds of the run\"\nset ylabel \"requests\"\n"
+               "set key top right\n"
+               "plot \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_"
+               "running\")) with steps lw 2 lc rgb \"#222222\" title \"running, measured\", \\\n"
+               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_"
+               "running\")) with steps lw 2 dt 2 lc rgb \"#d0502a\" title \"running, infersim\", "
+               "\\\n"
+               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_"
+               "waiting\")) with steps lw 2 lc rgb \"#2a6fd0\" title \"waiting, measured\", \\\n"
+               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_"
+               "waiting\")) with steps lw 2 dt 2 lc rgb \"#2aa05a\" title \"waiting, infersim\"\n";
+    out.push_back(p);
+    const std::string kv_title = "KV cache use, measured and simulated";
+    PlotScript kv;
+    kv.name = "measured_kv";
+    kv.title = kv_title;
+    kv.caption =
+        "The share of KV blocks in use at the end of each tick. Runs whose stat logger did not "
+        "record it show a flat measured line at 0.";
+    kv.script = header(kv.name, kv_title, "measured_timeseries.csv") + "set title \"" + kv_title +
+                "\"\nset xlabel \"seconds of the run\"\nset ylabel \"% of KV blocks\"\n"
+                "set key top right\n"
+                "plot \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_kv_"
+                "pct\")) with steps lw 2 lc rgb \"#222222\" title \"measured\", \\\n"
+                "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_kv_"
+                "pct\")) with steps lw 2 dt 2 lc rgb \"#d0502a\" title \"infersim\"\n";
+    out.push_back(kv);
+  }
+  return out;
+}
+
+void write_measured_report(const std::filesystem::path& dir, const MeasuredReport& report,
+                           bool plots, PlotRendering* rendering) {
+  write_file_atomically(dir / "measured.csv", measured_requests_csv(report));
+  write_file_atomically(dir / "measured_cdf.csv", measured_cdf_csv(report));
+  write_file_atomically(dir / "measured_table.txt",
+                        measured_table_text(report) + "\n" + measured_summary_text(report));
+  if (!report.ticks.empty()) {
+    write_file_atomically(dir / "measured_timeseries.csv", measured_ticks_csv(report));
+  }
+  if (!plots) return;
+  const std::vector<PlotScript> scripts = measured_plot_scripts(report);
+  std::filesystem::create_directories(dir / "plots");
+  for (const PlotScript& p : scripts)
+    write_file_atomically(dir / "plots" / (p.name + ".gp"), p.script);
+  PlotRendering r = render_plots(dir, scripts);
+  if (rendering != nullptr) *rendering = std::move(r);
+}
+
+}  // namespace infersim

@@ -1,0 +1,137 @@
+// A replay set against the real run it reproduces, as the reader sees it: the
+// table of TTFT, TPOT and latency statistics in the layout of LLMServingSim's
+// llmservingsim_vs_vllm.txt (measured, infersim, diff %, and that simulator's
+// figure when the run folder holds it), measured.csv (each request's measured
+// and simulated instants), measured_timeseries.csv (running, waiting and KV
+// use tick by tick, both sides) and the gnuplot scripts that draw them. The
+// scenario fills a MeasuredReport; this file only formats it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/plots.hpp"
+
+namespace infersim {
+
+// One line of the table, in milliseconds.
+struct MeasuredTableRow {
+  std::string metric;     // TTFT, TPOT, Latency
+  std::string statistic;  // Mean, Median, P90, P95, P99
+  double measured_ms = 0;
+  double simulated_ms = 0;
+  std::optional<double> other_ms;  // the other simulator's figure for the same run
+  // (simulated - measured) / measured in percent.
+  double diff_pct() const;
+  std::optional<double> other_diff_pct() const;
+};
+
+// A request of the run, measured and replayed. Instants are seconds from the
+// replay's origin (the engine's first arrival, or the trace's first).
+struct MeasuredRequestRow {
+  std::uint64_t request = 0;  // bench-i: the workload's line i; else the order in the file
+  std::uint32_t input_tokens = 0;
+  std::uint32_t output_tokens = 0;
+  double arrival_s = 0;
+  std::optional<double> measured_start_s;  // scheduled_ts (a run folder only)
+  std::optional<double> measured_first_token_s;
+  std::optional<double> measured_finish_s;
+  double measured_ttft_s = 0;
+  std::optional<double> measured_tpot_s;  // output >= 2
+  double measured_latency_s = 0;
+  bool rejected = false;  // by the replay (longer than max_model_len)
+  std::uint32_t replica = 0;
+  double simulated_start_s = 0;
+  double simulated_first_token_s = 0;
+  double simulated_finish_s = 0;
+  double simulated_ttft_s = 0;
+  std::optional<double> simulated_tpot_s;
+  double simulated_latency_s = 0;
+  std::uint32_t preemptions = 0;
+};
+
+// A tick of the run's timeseries.csv against the replay's state at the same
+// instant (the tick's end on the replay's clock).
+struct MeasuredTickRow {
+  double t_s = 0;       // as timeseries.csv gives it
+  double replay_s = 0;  // the same instant on the replay's clock
+  double measured_running = 0;
+  double measured_waiting = 0;
+  std::optional<double> measured_kv_pct;
+  double simulated_running = 0;
+  double simulated_waiting = 0;
+  double simulated_kv_pct = 0;
+};
+
+// The loss the fit minimises (scenario/batching_calibration), with its terms:
+//   loss = mean over requests of ((ttft_sim - ttft) / mean ttft)^2
+//        + mean over requests of two tokens or more of ((tpot_sim - tpot) / tpot)^2,
+// the squared normalised RMSE of TTFT plus the mean squared relative error of
+// TPOT. A TTFT error is taken against the run's mean TTFT, not the request's
+// own: a request served at once has a TTFT of a step or two, which the step
+// clock alone moves by tens of percent, while the queued requests' errors are
+// what shapes the distribution. Every TPOT spans hundreds of steps, so its
+// relative error is the step cost's.
+struct MeasuredLoss {
+  double total = 0;
+  double ttft_term = 0;
+  double tpot_term = 0;
+  std::size_t ttft_requests = 0;
+  std::size_t tpot_requests = 0;
+  double ttft_scale_s = 0;  // the mean measured TTFT
+};
+
+struct MeasuredReport {
+  std::string source;  // the run folder or measurement file
+  std::string engine;  // a line saying what served it (model, parallelism)
+  std::vector<MeasuredTableRow> table;
+  std::vector<MeasuredRequestRow> requests;  // in replay order
+  std::uint64_t left_out = 0;                // measured requests the engine never served
+  std::vector<MeasuredTickRow> ticks;        // empty without timeseries.csv
+  // The stat logger's origin before the replay's: timeseries.csv counts from
+  // the logger's start, found by matching its prompt throughput to the
+  // measured first tokens; none when it could not be told.
+  std::optional<double> tick_offset_s;
+  std::optional<double> running_mean_abs_diff;  // over the ticks
+  std::optional<double> waiting_mean_abs_diff;
+  MeasuredLoss loss;
+};
+
+// The table in the layout of llmservingsim_vs_vllm.txt, with an infersim
+// column, and the other simulator's figure and diff when there is one.
+std::string measured_table_text(const MeasuredReport& report);
+// The console's summary lines after the table: loss and its terms, request
+// errors, the ticks' running and waiting differences.
+std::string measured_summary_text(const MeasuredReport& report);
+
+// measured.csv: one row a request in replay order,
+// request,input_tokens,output_tokens,arrival_s,replica, measured_start_s,
+// measured_first_token_s, measured_finish_s, simulated_start_s,
+// simulated_first_token_s, simulated_finish_s, measured_ttft_s,
+// simulated_ttft_s, measured_tpot_s, simulated_tpot_s, measured_latency_s,
+// simulated_latency_s, preemptions, rejected (empty where there is no value).
+std::string measured_requests_csv(const MeasuredReport& report);
+// measured_timeseries.csv: t_s,replay_s,measured_running,simulated_running,
+// measured_waiting,simulated_waiting,measured_kv_pct,simulated_kv_pct.
+std::string measured_ticks_csv(const MeasuredReport& report);
+// measured_cdf.csv: fraction and each side's TTFT, TPOT and latency at it.
+std::string measured_cdf_csv(const MeasuredReport& report);
+
+// The scripts of plots/measured_*.gp: the CDFs of TTFT, TPOT and latency,
+// measured against simulated, and (with ticks) running, waiting and KV use.
+std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report);
+
+// The file names write_measured_report writes.
+inline constexpr const char* kMeasuredFiles[] = {"measured.csv", "measured_timeseries.csv",
+                                                 "measured_cdf.csv", "measured_table.txt"};
+
+// Writes measured.csv, measured_cdf.csv, measured_table.txt, and
+// measured_timeseries.csv when there are ticks, into `dir`; with `plots`, the
+// scripts into dir/plots and renders them (`rendering` says what happened).
+void write_measured_report(const std::filesystem::path& dir, const MeasuredReport& report,
+                           bool plots, PlotRendering* rendering);
+
+}  // namespace infersim

@@ -1,0 +1,133 @@
+// A real run replayed on the batching server: the engine's knobs from the
+// run's meta.json and vLLM's defaults (each assumption said), the requests at
+// the engine's own arrivals joined to the workload's prompt blocks, a lean
+// replay that records every step and each request's instants, the loss the fit
+// minimises, and the comparison the reporter formats (report/measured_report).
+// Nothing here prints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/batching_knobs.hpp"
+#include "model/server_model.hpp"
+#include "report/measured_report.hpp"
+#include "request/request_list.hpp"
+#include "trace/measured_run_reader.hpp"
+#include "trace/measurement_reader.hpp"
+#include "trace/trace.hpp"
+
+namespace infersim {
+
+// The batching knobs that describe the measured engine.
+struct EngineSetup {
+  BatchingKnobs knobs;
+  std::vector<std::string> facts;        // "knob = value (from where)"
+  std::vector<std::string> assumptions;  // what neither the files nor the flags say
+  bool kv_blocks_known = false;          // from meta.json or given
+  std::string model;                     // as meta.json names it ("" when unknown)
+  std::string description;               // "Llama-3.1-8B on 1 replica (TP 1)"
+};
+
+// The knobs of `run`'s engine. A batching key in `given` (set by a flag or a
+// settings file: "batching.max_num_seqs", ...) keeps its value from `base`;
+// every other is taken from meta.json, else vLLM 0.19's default, said as an
+// assumption. Throws InputError naming meta.json's key for a value the model
+// cannot take (a block size that is not a multiple of 16 tokens, ...).
+EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
+                         const std::set<std::string>& given);
+// The same for a measurement file (aiperf, vLLM bench, CSV): nothing is
+// recorded about the engine, so the knobs are `base`'s, said as assumptions.
+EngineSetup engine_setup(const BatchingKnobs& base, const std::set<std::string>& given);
+
+// What was measured of one replayed request (seconds; instants from the
+// replay's origin, none for a measurement file).
+struct MeasuredFigures {
+  std::uint64_t request = 0;  // bench-i, or the order in the measurement file
+  std::uint32_t input_tokens = 0;
+  std::uint32_t output_tokens = 0;
+  double ttft_s = 0;
+  std::optional<double> tpot_s;  // two tokens or more
+  double latency_s = 0;
+  std::optional<double> start_s;
+  std::optional<double> first_token_s;
+  std::optional<double> finish_s;
+};
+
+struct MeasuredReplay {
+  std::string source;  // the run folder or measurement file
+  // The requests in replay order: arrival offsets (the engine's queued_ts less
+  // the first one; a measurement's own trace arrivals), tokens and the
+  // workload's prompt block ids. Keep it alive while tasks() is in use.
+  Trace trace;
+  std::vector<MeasuredFigures> measured;  // by replay id
+  std::uint64_t left_out = 0;             // measured requests never served
+  // The TTFT residuals' scale: the mean measured TTFT (report/measured_report
+  // says why).
+  double ttft_scale_s = 0;
+  std::vector<MeasuredTick> ticks;
+  std::vector<PublishedFigure> published;
+  std::optional<double> tick_s;  // the timeseries' tick (meta.json, else the rows')
+
+  // The replay's tasks (block ids point into `trace`).
+  RequestList tasks() const;
+};
+
+// The run's served requests at their engine arrivals, joined to the workload
+// (`bench-i` is its line i: token counts must agree, and meta.json's
+// dataset_hash must be `workload_sha256` when both are known). Throws
+// InputError for a workload of another length than requests.jsonl, and for a
+// request the workload does not hold or that disagrees.
+MeasuredReplay prepare_replay(const MeasuredRun& run, const Trace& workload,
+                              const std::string& workload_sha256);
+// A measurement file matched by order to the trace it measured: request k of
+// the file is record k of the trace (the counts must agree), arriving at the
+// trace's offset; TPOT is (e2e - ttft) / (output - 1).
+MeasuredReplay prepare_replay(const Measurement& measurement, const Trace& trace);
+
+// What the replay did with one request.
+struct ReplayedRequest {
+  SimTime start;
+  SimTime first_token;
+  SimTime finish;
+  std::uint32_t replica = 0;
+  std::uint32_t preemptions = 0;
+  bool rejected = false;
+};
+
+struct Replay {
+  std::vector<ReplayedRequest> requests;  // by replay id
+  std::vector<StepRecord> steps;          // in the order they were scheduled
+};
+
+// Runs the requests through the batching server with `knobs` (checked
+// first), with no network: each request reaches the server at its arrival,
+// and its first token and last token are the server's instants.
+Replay replay_measured(const MeasuredReplay& replay, const BatchingKnobs& knobs);
+
+// The fit's loss (report/measured_report.hpp) of a replay.
+MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result);
+
+// The table, each request's instants, the ticks against timeseries.csv and
+// the loss.
+MeasuredReport compare_replay(const MeasuredReplay& replay, const Replay& result,
+                              const EngineSetup& engine);
+
+// A measured source made ready: its replay and its engine's knobs.
+struct MeasuredSource {
+  MeasuredReplay replay;
+  EngineSetup engine;
+  bool run_folder = false;  // a run folder (else a measurement file)
+};
+
+// `path` is a run folder (requests.jsonl, meta.json, ...) joined to the
+// workload, or a measurement file (aiperf, vLLM bench, CSV) matched by order
+// to the trace `workload`. `base` and `given` as engine_setup takes them.
+MeasuredSource load_measured_source(const std::string& path, const Trace& workload,
+                                    const std::string& workload_sha256, const BatchingKnobs& base,
+                                    const std::set<std::string>& given);
+
+}  // namespace infersim

@@ -1,0 +1,107 @@
+// The batching server against three real vLLM 0.19.0 runs (trace/measured/,
+// fetched by trace/measured/fetch), each calibrated on itself and replayed:
+// every figure of the table within the bound the model reaches (the issue's
+// targets are 2 % for a mean and 5 % for a percentile, and 2 requests a tick
+// of running and waiting, on the dense runs; on the MoE run, at least as
+// close as LLMServingSim on most figures). A change of the model that moves a
+// figure past its bound fails here; the bounds are the figures reached,
+// rounded up, never looser than a target the run meets.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "core/sha256.hpp"
+#include "scenario/batching_calibration.hpp"
+#include "scenario/measured_replay.hpp"
+#include "test_support.hpp"
+#include "trace/trace_reader.hpp"
+
+namespace infersim {
+namespace {
+
+// |diff %| bounds in the table's order: TTFT, TPOT, latency; each mean,
+// median, p90, p95, p99.
+using Bounds = std::array<double, 15>;
+
+struct Expected {
+  const char* run;
+  const char* workload;
+  Bounds bounds;
+  double running;         // mean |running difference| a tick, requests
+  double waiting;         // the same for waiting
+  int closer_than_other;  // figures at least as close as LLMServingSim's, at least
+};
+
+MeasuredReport calibrated(const Expected& x, BatchingFit* fit_out = nullptr) {
+  const std::string workload_path = test::measured_path(std::string("workloads/") + x.workload);
+  TraceSource source;
+  source.path = workload_path;
+  const Trace workload = read_trace(source);
+  const MeasuredRun run = read_measured_run(test::measured_path(x.run));
+  const MeasuredReplay replay = prepare_replay(run, workload, sha256_file_hex(workload_path));
+  const EngineSetup engine = engine_setup(run, BatchingKnobs{}, {});
+  BatchingFitOptions options;
+  options.threads = 2;
+  const BatchingFit fit = fit_batching(replay, engine, options);
+  if (fit_out) *fit_out = fit;
+  return compare_replay(replay, replay_measured(replay, fit.knobs), engine);
+}
+
+void check(const Expected& x) {
+  const MeasuredReport report = calibrated(x);
+  ASSERT_EQ(report.table.size(), 15u);
+  int closer = 0;
+  for (std::size_t i = 0; i < report.table.size(); ++i) {
+    const MeasuredTableRow& row = report.table[i];
+    EXPECT_LE(std::abs(row.diff_pct()), x.bounds[i])
+        << x.run << ": " << row.metric << " " << row.statistic << " measured " << row.measured_ms
+        << " ms, infersim " << row.simulated_ms << " ms";
+    ASSERT_TRUE(row.other_diff_pct()) << "llmservingsim_vs_vllm.txt was read";
+    if (std::abs(row.diff_pct()) <= std::abs(*row.other_diff_pct())) ++closer;
+  }
+  EXPECT_GE(closer, x.closer_than_other) << x.run;
+  ASSERT_TRUE(report.running_mean_abs_diff);
+  ASSERT_TRUE(report.waiting_mean_abs_diff);
+  EXPECT_LE(*report.running_mean_abs_diff, x.running) << x.run;
+  EXPECT_LE(*report.waiting_mean_abs_diff, x.waiting) << x.run;
+}
+
+// The dense runs: every figure within 0.3 to 1.7 % (targets 2 % and 5 %),
+// running and waiting within a request a tick (target 2), closer than
+// LLMServingSim on 14 and 15 of the 15 figures. The MoE run: TTFT within
+// 2.5 % but its median (+9.5 %: a request served at once waits two steps and
+// a prefill, and the steps there are shorter than the fitted fixed cost),
+// TPOT's tail and the latency p99 4 to 6 % off (the expert cost grows with
+// the batch less than linearly, which the linear step misses), running 4.2
+// requests a tick off in the drain; closer than LLMServingSim on 10 of 15.
+TEST(MeasuredValidation, Llama31_8B) {
+  check({"RTXPRO6000-Llama-3.1-8B",
+         "sharegpt-llama-3.1-8b-300-sps10.jsonl",
+         {0.3, 1.3, 0.6, 0.3, 0.5, 0.4, 0.7, 0.5, 0.3, 0.3, 0.4, 0.3, 0.3, 0.4, 0.6},
+         0.5,
+         0.3,
+         14});
+}
+
+TEST(MeasuredValidation, Qwen3_32B) {
+  check({"RTXPRO6000-Qwen3-32B",
+         "sharegpt-qwen3-32b-300-sps10.jsonl",
+         {0.5, 1.7, 0.3, 0.3, 0.3, 0.3, 0.5, 0.7, 1.2, 0.6, 0.4, 0.4, 0.2, 0.3, 0.4},
+         0.4,
+         0.9,
+         15});
+}
+
+TEST(MeasuredValidation, Qwen3_30B_A3B) {
+  check({"RTXPRO6000-Qwen3-30B-A3B-Instruct-2507",
+         "sharegpt-qwen3-30b-a3b-300-sps10.jsonl",
+         {2.0, 9.7, 1.6, 1.4, 2.5, 0.6, 0.6, 4.4, 4.8, 5.3, 0.9, 1.0, 0.7, 0.7, 6.4},
+         4.3,
+         0.6,
+         10});
+}
+
+}  // namespace
+}  // namespace infersim

@@ -1,0 +1,297 @@
+// Measured vLLM runs: the reader on the three published runs (counts, a
+// request's instants, the engine's knobs, what is assumed), bad folders
+// failing with one line naming the file, line and field, and calibrate
+// recovering known step costs from a run infersim simulated itself.
+#include "trace/measured_run_reader.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/input_error.hpp"
+#include "core/sha256.hpp"
+#include "scenario/batching_calibration.hpp"
+#include "scenario/measured_replay.hpp"
+#include "test_support.hpp"
+#include "trace/trace_reader.hpp"
+
+namespace infersim {
+namespace {
+using test::error_of;
+using test::fresh_dir;
+using test::measured_path;
+using test::read_file;
+using test::write_file;
+using ::testing::HasSubstr;
+
+constexpr const char* kLlama = "RTXPRO6000-Llama-3.1-8B";
+constexpr const char* kQwen32 = "RTXPRO6000-Qwen3-32B";
+constexpr const char* kMoe = "RTXPRO6000-Qwen3-30B-A3B-Instruct-2507";
+
+Trace workload(const std::string& name) {
+  TraceSource source;
+  source.path = measured_path("workloads/" + name);
+  return read_trace(source);
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& part) {
+  for (const std::string& line : lines) {
+    if (line.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Counts and instants read off the files by hand (requests.jsonl's first and
+// last lines, timeseries.csv's rows, the summary's first line).
+TEST(MeasuredRunReader, LlamaRun) {
+  const MeasuredRun run = read_measured_run(measured_path(kLlama));
+  ASSERT_EQ(run.requests.size(), 300u);
+  EXPECT_EQ(run.unserved, 0u);
+  const MeasuredRunRequest& first = run.requests.front();
+  EXPECT_EQ(first.line, 1u);
+  EXPECT_EQ(first.index, 0u);
+  EXPECT_EQ(first.input_tokens, 2358u);
+  EXPECT_EQ(first.output_tokens, 531u);
+  EXPECT_TRUE(first.served);
+  EXPECT_DOUBLE_EQ(first.queued_s, 479748.340626232);
+  EXPECT_DOUBLE_EQ(first.scheduled_s, 479748.34067238);
+  EXPECT_DOUBLE_EQ(first.first_token_s, 479748.510151426);
+  EXPECT_DOUBLE_EQ(first.last_token_s, 479764.054028055);
+  ASSERT_TRUE(first.arrival_time_s);
+  EXPECT_DOUBLE_EQ(*first.arrival_time_s, 1777142838.338653);
+  const MeasuredRunRequest* last = run.by_index(299);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->line, 300u);
+  EXPECT_EQ(last->input_tokens, 582u);
+  EXPECT_EQ(last->output_tokens, 768u);
+  EXPECT_DOUBLE_EQ(last->scheduled_s, 479797.689729947);
+  EXPECT_EQ(run.by_index(300), nullptr);
+
+  ASSERT_TRUE(run.engine);
+  const MeasuredEngine& e = *run.engine;
+  EXPECT_EQ(e.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(e.vllm_version, "0.19.0");
+  EXPECT_EQ(e.tensor_parallel_size, 1);
+  EXPECT_EQ(e.data_parallel_size, 1);
+  EXPECT_EQ(e.enable_expert_parallel, false);
+  EXPECT_EQ(e.max_num_seqs, 128);
+  EXPECT_EQ(e.max_num_batched_tokens, 2048);
+  EXPECT_FALSE(e.max_model_len);  // null in the file
+  EXPECT_FALSE(e.num_gpu_blocks);
+  EXPECT_FALSE(e.async_scheduling);
+  EXPECT_EQ(e.dataset_hash,
+            std::string("05e48b32da530d4a3dd77f3d47c6fe694ac8308d611aa088e38bb10fba2b3b3a"));
+  EXPECT_EQ(e.tick_seconds, 1.0);
+
+  ASSERT_EQ(run.ticks.size(), 67u);
+  EXPECT_DOUBLE_EQ(run.ticks[0].t_s, 1.0);
+  EXPECT_DOUBLE_EQ(run.ticks[0].running, 9);
+  EXPECT_DOUBLE_EQ(run.ticks[1].waiting, 1);
+  EXPECT_EQ(run.ticks[1].prompt_throughput, 10012.0);
+  ASSERT_EQ(run.published.size(), 15u);
+  EXPECT_EQ(run.published[0].metric, "TTFT");
+  EXPECT_EQ(run.published[0].statistic, "Mean");
+  EXPECT_DOUBLE_EQ(run.published[0].measured_ms, 7097.2);
+  EXPECT_DOUBLE_EQ(run.published[0].simulated_ms, 6815.7);
+  EXPECT_EQ(run.published[14].statistic, "P99");
+  EXPECT_DOUBLE_EQ(run.published[14].simulated_ms, 37027.3);
+}
+
+TEST(MeasuredRunReader, QwenRuns) {
+  const MeasuredRun dense = read_measured_run(measured_path(kQwen32));
+  EXPECT_EQ(dense.requests.size(), 300u);
+  EXPECT_EQ(dense.ticks.size(), 160u);
+  ASSERT_TRUE(dense.engine);
+  EXPECT_EQ(dense.engine->tensor_parallel_size, 2);
+  EXPECT_EQ(dense.engine->data_parallel_size, 1);
+  EXPECT_DOUBLE_EQ(dense.by_index(1)->queued_s, 479895.000621165);
+  EXPECT_DOUBLE_EQ(dense.by_index(299)->first_token_s, 480018.452484678);
+
+  const MeasuredRun moe = read_measured_run(measured_path(kMoe));
+  EXPECT_EQ(moe.requests.size(), 300u);
+  EXPECT_EQ(moe.ticks.size(), 65u);
+  ASSERT_TRUE(moe.engine);
+  EXPECT_EQ(moe.engine->data_parallel_size, 2);
+  EXPECT_EQ(moe.engine->enable_expert_parallel, true);
+  EXPECT_EQ(moe.engine->model, "Qwen/Qwen3-30B-A3B-Instruct-2507");
+  EXPECT_DOUBLE_EQ(moe.by_index(299)->last_token_s, 481858.906949708);
+  // Two engines: timeseries.csv sums their running requests, 2 x 128 at most.
+  double most = 0;
+  for (const MeasuredTick& t : moe.ticks)
+    most = std::max(most, t.running);
+  EXPECT_DOUBLE_EQ(most, 256);
+}
+
+// The knobs the replay takes from meta.json, and what it says it assumed.
+TEST(MeasuredRunReader, EngineSetupSaysWhatItAssumes) {
+  const MeasuredRun dense = read_measured_run(measured_path(kLlama));
+  const EngineSetup e = engine_setup(dense, BatchingKnobs{}, {});
+  EXPECT_EQ(e.knobs.max_num_seqs, 128);
+  EXPECT_EQ(e.knobs.max_num_batched_tokens, 2048);
+  EXPECT_EQ(e.knobs.replicas, 1);
+  EXPECT_FALSE(e.knobs.lockstep);
+  EXPECT_TRUE(e.knobs.async_scheduling);
+  EXPECT_TRUE(e.knobs.prefix_caching);
+  EXPECT_TRUE(e.knobs.reserve_full_prompt);
+  EXPECT_EQ(e.knobs.block_tokens, 16);
+  EXPECT_FALSE(e.kv_blocks_known);
+  EXPECT_TRUE(has_line(e.facts, "max_num_seqs = 128 (meta.json)"));
+  EXPECT_TRUE(has_line(e.assumptions, "async_scheduling = on"));
+  EXPECT_TRUE(has_line(e.assumptions, "kv_blocks: not recorded"));
+  EXPECT_TRUE(has_line(e.assumptions, "block_tokens = 16"));
+  EXPECT_TRUE(has_line(e.assumptions, "prefix_caching = on"));
+
+  const MeasuredRun moe = read_measured_run(measured_path(kMoe));
+  const EngineSetup m = engine_setup(moe, BatchingKnobs{}, {});
+  EXPECT_EQ(m.knobs.replicas, 2);
+  EXPECT_TRUE(m.knobs.lockstep);
+  EXPECT_TRUE(has_line(m.facts, "lockstep = on"));
+  EXPECT_TRUE(has_line(m.assumptions, "router = "));
+
+  // A knob given by a flag keeps its value and is said to be given.
+  BatchingKnobs base;
+  base.async_scheduling = false;
+  const EngineSetup g = engine_setup(dense, base, {"batching.async_scheduling"});
+  EXPECT_FALSE(g.knobs.async_scheduling);
+  EXPECT_TRUE(has_line(g.facts, "async_scheduling = off (given)"));
+}
+
+// One request a line, as requests.jsonl holds them.
+std::string request_line(int i, int input, int output, double queued) {
+  char text[400];
+  std::snprintf(text, sizeof(text),
+                "{\"request_id\": \"bench-%d\", \"input_toks\": %d, \"output_toks\": %d, "
+                "\"arrival_time\": null, \"queued_ts\": %.9f, \"scheduled_ts\": %.9f, "
+                "\"first_token_ts\": %.9f, \"last_token_ts\": %.9f}\n",
+                i, input, output, queued, queued + 0.001, queued + 0.1, queued + 1.0);
+  return text;
+}
+
+TEST(MeasuredRunReader, BadFoldersNameFileLineAndField) {
+  const auto dir = fresh_dir("bad");
+  // No requests.jsonl at all.
+  EXPECT_THAT(error_of([&] { read_measured_run(dir); }), HasSubstr("requests.jsonl"));
+
+  // A malformed second line: input_toks is a string.
+  write_file(dir / "requests.jsonl",
+             request_line(0, 10, 5, 100.0) +
+                 "{\"request_id\": \"bench-1\", \"input_toks\": \"ten\", \"output_toks\": 5, "
+                 "\"queued_ts\": 1, \"scheduled_ts\": 1, \"first_token_ts\": 1, "
+                 "\"last_token_ts\": 1}\n");
+  EXPECT_THAT(error_of([&] { read_measured_run(dir); }),
+              HasSubstr((dir / "requests.jsonl").string() + ":2: input_toks:"));
+
+  // A request id that is not bench-N.
+  write_file(dir / "requests.jsonl", request_line(0, 10, 5, 100.0) +
+                                         "{\"request_id\": \"chat-7\", \"input_toks\": 3, "
+                                         "\"output_toks\": 5, \"queued_ts\": 1, "
+                                         "\"scheduled_ts\": 1, \"first_token_ts\": 1, "
+                                         "\"last_token_ts\": 1}\n");
+  EXPECT_THAT(error_of([&] { read_measured_run(dir); }),
+              HasSubstr((dir / "requests.jsonl").string() + ":2: request_id:"));
+
+  // Instants going back: the first token before the scheduling.
+  write_file(dir / "requests.jsonl",
+             "{\"request_id\": \"bench-0\", \"input_toks\": 3, \"output_toks\": 5, "
+             "\"queued_ts\": 2, \"scheduled_ts\": 3, \"first_token_ts\": 2.5, "
+             "\"last_token_ts\": 4}\n");
+  EXPECT_THAT(error_of([&] { read_measured_run(dir); }),
+              HasSubstr((dir / "requests.jsonl").string() + ":1: first_token_ts:"));
+
+  // meta.json with a count of the wrong type.
+  write_file(dir / "requests.jsonl", request_line(0, 10, 5, 100.0));
+  write_file(dir / "meta.json", "{\"engine_kwargs\": {\"max_num_seqs\": 1.5}}\n");
+  EXPECT_THAT(error_of([&] { read_measured_run(dir); }),
+              HasSubstr("meta.json: engine_kwargs.max_num_seqs:"));
+
+  // timeseries.csv without a running column.
+  write_file(dir / "meta.json", "{}\n");
+  write_file(dir / "timeseries.csv", "t,waiting\n1.0,0\n");
+  EXPECT_THAT(error_of([&] { read_measured_run(dir); }),
+              HasSubstr("timeseries.csv:1: running: missing from the header"));
+}
+
+// The run and its workload must hold the same requests: a workload of
+// another length is another workload.
+TEST(MeasuredRunReader, WorkloadOfAnotherLengthIsRefused) {
+  const auto dir = fresh_dir("count");
+  // The Llama workload's first two lines, with the run's first three requests.
+  const std::string text =
+      read_file(measured_path("workloads/sharegpt-llama-3.1-8b-300-sps10.jsonl"));
+  const std::size_t one = text.find('\n');
+  const std::size_t two = text.find('\n', one + 1);
+  const auto short_workload = write_file(dir / "two.jsonl", text.substr(0, two + 1));
+  const MeasuredRun run = read_measured_run(measured_path(kLlama));
+  TraceSource source;
+  source.path = short_workload.string();
+  const Trace two_lines = read_trace(source);
+  ASSERT_EQ(two_lines.records.size(), 2u);
+  EXPECT_THAT(error_of([&] { prepare_replay(run, two_lines, ""); }),
+              HasSubstr("requests.jsonl: request_id: 300 requests, the workload " +
+                        short_workload.string() + " 2 lines"));
+  // The other dense run's workload has 300 lines but other prompts: its
+  // digest is not meta.json's dataset_hash.
+  const std::string other = measured_path("workloads/sharegpt-qwen3-32b-300-sps10.jsonl");
+  TraceSource qwen;
+  qwen.path = other;
+  EXPECT_THAT(error_of([&] { prepare_replay(run, read_trace(qwen), sha256_file_hex(other)); }),
+              HasSubstr("meta.json: dataset_hash:"));
+}
+
+// A run infersim simulated itself, with known step costs, written as a run
+// folder and fitted: the fit finds the costs again. The schedule it replays
+// is then the one that made the run, so every instant is exact up to the
+// nine decimals written, and the coefficients come back within 1 %.
+TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
+  const MeasuredRun real = read_measured_run(measured_path(kQwen32));
+  const Trace work = workload("sharegpt-qwen3-32b-300-sps10.jsonl");
+  const MeasuredReplay real_replay = prepare_replay(real, work, "");
+  EngineSetup engine = engine_setup(real, BatchingKnobs{}, {});
+  engine.knobs.kv_blocks = 20000;
+  engine.kv_blocks_known = true;
+  const StepCoefficients truth = {0.025, 1.5e-4, 2e-8, 4e-5, 2.5e-7};
+  BatchingKnobs knobs = engine.knobs;
+  set_coefficients(knobs, truth);
+  const Replay made = replay_measured(real_replay, knobs);
+
+  // requests.jsonl with the replay's instants (bench-i in replay order, on
+  // an engine clock starting at 1000 s), meta.json with the knobs.
+  const auto dir = fresh_dir("simulated");
+  std::string lines;
+  for (std::size_t k = 0; k < made.requests.size(); ++k) {
+    const ReplayedRequest& r = made.requests[k];
+    const MeasuredFigures& m = real_replay.measured[k];
+    const double arrival = 1000 + SimTime::ns(real_replay.trace.records[k].offset_ns).seconds();
+    char text[400];
+    std::snprintf(text, sizeof(text),
+                  "{\"request_id\": \"bench-%llu\", \"input_toks\": %u, \"output_toks\": %u, "
+                  "\"queued_ts\": %.9f, \"scheduled_ts\": %.9f, \"first_token_ts\": %.9f, "
+                  "\"last_token_ts\": %.9f}\n",
+                  static_cast<unsigned long long>(m.request), m.input_tokens, m.output_tokens,
+                  arrival, 1000 + r.start.seconds(), 1000 + r.first_token.seconds(),
+                  1000 + r.finish.seconds());
+    lines += text;
+  }
+  write_file(dir / "requests.jsonl", lines);
+  write_file(dir / "meta.json",
+             "{\"engine_kwargs\": {\"max_num_seqs\": 128, \"max_num_batched_tokens\": 2048, "
+             "\"data_parallel_size\": 1}, \"kv_cache\": {\"num_gpu_blocks\": 20001, "
+             "\"block_size\": 16}}\n");
+  const MeasuredRun simulated = read_measured_run(dir);
+  const MeasuredReplay replay = prepare_replay(simulated, work, "");
+  const EngineSetup setup = engine_setup(simulated, BatchingKnobs{}, {});
+  ASSERT_TRUE(setup.kv_blocks_known);
+  ASSERT_EQ(setup.knobs.kv_blocks, 20000);
+  const BatchingFit fit = fit_batching(replay, setup);
+  for (std::size_t i = 0; i < kStepCoefficients; ++i) {
+    EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepCoefficientKeys[i];
+  }
+  EXPECT_LT(fit.loss.total, 1e-8);
+}
+
+}  // namespace
+}  // namespace infersim
