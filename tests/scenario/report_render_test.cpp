@@ -20,8 +20,9 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kPlots = {"arrivals", "queue_length", "deadline_misses", "wait_cdf",
-                                         "ttft_cdf"};
+const std::vector<std::string> kPlots = {"arrivals", "queue_length", "utilization",
+                                         "ttft_p99", "wait_p99",     "deadline_misses",
+                                         "wait_cdf", "ttft_cdf",     "e2el_cdf"};
 
 // Ten minutes: a quiet start, a burst of 300 requests in 30 s, then a trickle.
 std::string bursty_trace() {
@@ -76,7 +77,7 @@ TEST_F(ReportRender, CompareRunWritesTimeSeriesAndCdfForEachMode) {
     EXPECT_EQ(line,
               "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,"
               "queue_len_mean,queue_len_max,busy_cores_mean,utilization,energy_wh,"
-              "wait_p99_s");
+              "wait_p99_s,ttft_p99_s");
     long arrivals = 0, completions = 0;
     double energy = 0;
     int rows = 0;
@@ -97,7 +98,7 @@ TEST_F(ReportRender, CompareRunWritesTimeSeriesAndCdfForEachMode) {
     EXPECT_NEAR(energy, summary[mode]["energy_wh"].get<double>(), 1e-9) << mode;
     EXPECT_EQ(rows, std::ceil(summary[mode]["end_s"].get<double>() / 30)) << mode;
     const std::string cdf = test::read_file(dir_ / "cmp" / mode / "cdf.csv");
-    EXPECT_TRUE(cdf.starts_with("fraction,wait_s,ttft_s\n0,")) << mode;
+    EXPECT_TRUE(cdf.starts_with("fraction,wait_s,ttft_s,e2el_s\n0,")) << mode;
   }
   // The burst shows: a slice of the recorded trace far above Poisson's.
   EXPECT_THAT(test::read_file(dir_ / "cmp" / "recorded" / "timeseries.csv"),
@@ -153,8 +154,12 @@ TEST_F(ReportRender, EachScriptRendersItsOwnPlotFromTheRunFolder) {
       {"arrivals", {"Arrivals per 30 s slice", "Poisson mean"}},
       {"queue_length", {"Requests waiting for a core", "recorded trace, largest"}},
       {"deadline_misses", {"Deadline-miss rate", "missed / answered in the slice"}},
-      {"wait_cdf", {"Waiting time for a core, cumulative distribution", "share of requests"}},
-      {"ttft_cdf", {"Time to first token, cumulative distribution", "share of requests"}},
+      {"utilization", {"Busy cores", "busy cores (mean)"}},
+      {"ttft_p99", {"Time to first token (TTFT), p99 a slice", "p99 TTFT (s)"}},
+      {"wait_p99", {"Wait for a core, p99 a slice", "p99 wait (s)"}},
+      {"wait_cdf", {"Wait for a core, cumulative distribution", "share of requests"}},
+      {"ttft_cdf", {"Time to first token (TTFT), cumulative distribution", "share of requests"}},
+      {"e2el_cdf", {"E2E latency, cumulative distribution", "share of requests"}},
   };
   const auto check = [&](const std::string& when) {
     for (const auto& [name, texts] : kOwn) {

@@ -67,7 +67,7 @@ struct Simulated {
 };
 
 Simulated simulate_benchmark(bool burst = false) {
-  Simulated s{low_load_trace(burst), {}};
+  Simulated s{low_load_trace(burst), ModeResult()};
   s.result = run_recorded(known_knobs(burst ? 1 : 8), s.trace, true);
   return s;
 }

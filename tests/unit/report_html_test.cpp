@@ -95,10 +95,9 @@ TEST_F(ReportPage, HoldsTheComparisonTable) {
   EXPECT_EQ(count(page_, "<table class=\"figures\">"), 1u);
   EXPECT_THAT(page_, HasSubstr("<th>Recorded trace</th><th>Synthetic poisson</th>"
                                "<th>Recorded / synthetic</th>"));
-  for (const char* row :
-       {"Requests simulated", "Requests that met their deadline", "Time to first token (TTFT), p99",
-        "Time per output token (TPOT), mean", "End-to-end latency (E2E), p50",
-        "Peak concurrent requests", "Energy of the run"}) {
+  for (const char* row : {"Requests generated", "Requests that met their deadline",
+                          "Time to first token (TTFT), p99", "Time per output token (TPOT), mean",
+                          "E2E latency, p50", "Peak concurrent requests", "Energy of the run"}) {
     EXPECT_THAT(page_, HasSubstr("<th scope=\"row\">" + std::string(row) + "</th>")) << row;
   }
   EXPECT_THAT(page_, HasSubstr("<td>40</td><td>40</td><td class=\"ratio\">1.000</td>"));
