@@ -3,10 +3,13 @@
 # with the simulator itself as the benchmark: 200 requests a minute apart are
 # "measured" with known knobs (20 MI per context token, 1500 per generated
 # token), exported in aiperf's profile_export.jsonl shape, calibrated, and
-# replayed with the calibrated settings and --measured.
+# replayed with the calibrated settings and --measured. Exit status 1 when the
+# knobs are not recovered to the digits printed or the replay misses the
+# measurement.
 #
 #   examples/calibrate/calibrate.sh [--infersim PATH] [--output DIR]
 set -euo pipefail
+export LC_ALL=C  # decimal points in awk's printf as the figures below are written
 root=$(cd "$(dirname "$0")/../.." && pwd)
 infersim=$root/build/infersim
 output=$root/examples/calibrate/output
@@ -14,7 +17,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --infersim) infersim=$2; shift 2 ;;
     --output) output=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "calibrate.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -57,3 +60,22 @@ echo
 echo "recovered: mi_per_context_token=$(knob mi_per_context_token)" \
   "mi_per_generated_token=$(knob mi_per_generated_token) (made with 20 and 1500)"
 echo "replay against the measurement: $(grep -o 'ttft_mape=.* %' "$output/replay.txt")"
+
+# The measured times are the simulator's own, to the nanosecond, so the fit is
+# exact but for that rounding: each knob to the four decimals calibrate prints,
+# with no standard error at those digits; no fixed overhead, so no hop; and a
+# replay with the knobs errs by 0.0000 % on every request.
+mismatches=()
+expect_line() {  # expect_line FILE TEXT: a line of FILE holds TEXT
+  grep -qF -- "$2" "$1" || mismatches+=("$(basename "$1"): no line with '$2'")
+}
+expect_line "$output/calibrate.txt" "200 requests"
+expect_line "$output/calibrate.txt" "mi_per_context_token   20.0000 ± 0.0000"
+expect_line "$output/calibrate.txt" "mi_per_generated_token 1500.0000 ± 0.0000"
+expect_line "$output/calibrate.txt" "Mean concurrency: 1.000"
+expect_line "$output/calibrated.json" '"hops": []'
+expect_line "$output/replay.txt" "ttft_mape=0.0000 % e2e_mape=0.0000 %"
+if [ ${#mismatches[@]} -gt 0 ]; then
+  printf 'calibrate.sh: %s\n' "${mismatches[@]}" >&2
+  exit 1
+fi

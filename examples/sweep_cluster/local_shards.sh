@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs one sweep as N shards in N separate processes at once (xargs -P, the
 # way a cluster runs them), merges the shards, and checks that the merged
-# sweep.csv is byte for byte the one the same sweep writes unsharded.
+# sweep.csv is byte for byte the one the same sweep writes unsharded, with a
+# row for each of its 48 runs. Exit status 1 when it is not.
 #
 #   examples/sweep_cluster/local_shards.sh [--infersim PATH] [--output DIR] [--shards N]
 set -euo pipefail
+export LC_ALL=C
 root=$(cd "$(dirname "$0")/../.." && pwd)
 infersim=$root/build/infersim
 output=$root/examples/sweep_cluster/output
@@ -14,7 +16,7 @@ while [ $# -gt 0 ]; do
     --infersim) infersim=$2; shift 2 ;;
     --output) output=$2; shift 2 ;;
     --shards) shards=$2; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "local_shards.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -38,9 +40,13 @@ seq "$shards" | xargs -P "$shards" -I{} bash -c \
 "$infersim" merge --output "$output/merged" "$output"/shard-*/
 sweep -j 2 --output "$output/whole" > "$output/whole.log"
 
+rows=$(($(wc -l < "$output/whole/sweep.csv") - 1))
+if [ "$rows" -ne 48 ]; then
+  echo "the unsharded sweep.csv holds $rows rows, not the 48 of 24 points by 2 modes" >&2
+  exit 1
+fi
 if cmp "$output/merged/sweep.csv" "$output/whole/sweep.csv"; then
-  echo "merged $shards shards: sweep.csv is byte for byte the unsharded sweep's" \
-       "($(($(wc -l < "$output/whole/sweep.csv") - 1)) rows)"
+  echo "merged $shards shards: sweep.csv is byte for byte the unsharded sweep's ($rows rows)"
 else
   echo "merged sweep.csv differs from the unsharded sweep's" >&2
   exit 1

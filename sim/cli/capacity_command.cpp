@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -10,7 +11,9 @@
 #include "cli/command_options.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
+#include "report/progress_line.hpp"
 #include "report/run_folder.hpp"
+#include "report/sweep_plots.hpp"
 #include "scenario/capacity.hpp"
 #include "scenario/sweep.hpp"
 
@@ -27,9 +30,20 @@ constexpr const char* kCapacityUsage =
     "Finds, by bisection, the smallest KNOB value whose run meets the target, for each\n"
     "mode apart. EXPR is KEY OP NUMBER (OP one of >= <= > < ==) over summary.json's\n"
     "keys, several joined by ',' all holding: success_rate>=0.99,ttft_p99_s<=2.\n"
-    "--min/--max default to 1 and 1024 for cores and are required for other knobs.\n";
+    "--min/--max default to 1 and 1024 for cores and replicas and are required for\n"
+    "other knobs. Writes capacity.json (the answers and every run), capacity.csv (a\n"
+    "row a run) and plots/ (--plots none for none); exits with status 4 when a mode\n"
+    "finds no value that meets the target.\n";
 
 constexpr const char* kDefaultModes = "recorded,synthetic";
+
+// The exit status when some mode finds no value that meets the target.
+constexpr int kNoAnswerStatus = 4;
+
+// The knobs with a default range, 1 to 1024: the units of a server.
+bool has_default_range(const std::string& knob) {
+  return knob == "cores" || knob == "replicas";
+}
 
 }  // namespace
 
@@ -40,8 +54,8 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       "target", po::value<std::string>(),
       "KEY OP NUMBER[,...] over summary keys, e.g. success_rate>=0.99")(
       "vary", po::value<std::string>(), "the knob to size, e.g. cores")(
-      "min", po::value<std::string>(), "smallest value searched (cores: 1)")(
-      "max", po::value<std::string>(), "largest value searched (cores: 1024)")(
+      "min", po::value<std::string>(), "smallest value searched (cores, replicas: 1)")(
+      "max", po::value<std::string>(), "largest value searched (cores, replicas: 1024)")(
       "tolerance", po::value<std::string>(),
       "real knobs: stop when the bracket is within this fraction of the value (0.001)")(
       "modes", po::value<std::string>(), "recorded, synthetic or both (recorded,synthetic)");
@@ -93,14 +107,14 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   search.key = flag.key;
   search.whole = flag.kind == KnobFlag::kWhole;
   search.target = parse_target(*target_text, summary_keys(base));
-  const bool cores = search.knob == "cores";
+  const bool ranged = has_default_range(search.knob);
   for (auto [name, bound, fallback] :
        {std::tuple{"min", &search.min, 1.0}, std::tuple{"max", &search.max, 1024.0}}) {
     const std::optional<std::string> text = given(name);
-    if (!text && !cores) {
-      throw InputError(
-          "", 0, std::string("--") + name,
-          "required for --vary " + search.knob + " (only cores has a default range, 1 to 1024)");
+    if (!text && !ranged) {
+      throw InputError("", 0, std::string("--") + name,
+                       "required for --vary " + search.knob +
+                           " (only cores and replicas have a default range, 1 to 1024)");
     }
     try {
       *bound = text ? flag_value(flag, *text).get<double>() : fallback;
@@ -132,9 +146,13 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   std::vector<CapacityResult> results(modes.size());
   std::exception_ptr failure;
   std::mutex failure_mutex;
+  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
+                        capacity_max_runs(search) * modes.size(), true);
+  std::atomic<std::size_t> runs{0};
   const auto search_mode = [&](std::size_t m) {
     try {
-      results[m] = find_capacity(search, base, modes[m], loaded.trace);
+      results[m] = find_capacity(search, base, modes[m], loaded.trace,
+                                 [&](const CapacityProbe&) { progress.update(++runs); });
     } catch (...) {
       const std::lock_guard lock(failure_mutex);
       if (!failure) failure = std::current_exception();
@@ -150,8 +168,10 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   for (std::size_t m = 1; m < modes.size() && threads == 1; ++m)
     search_mode(m);
   if (failure) std::rethrow_exception(failure);
+  progress.finish();
 
   nlohmann::ordered_json document;
+  bool every_mode_answered = true;
   for (std::size_t m = 0; m < modes.size(); ++m) {
     const CapacityResult& r = results[m];
     const auto figures = [&](const CapacityProbe& p) {
@@ -175,6 +195,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
         break;
       case CapacityResult::kMaximumFails:
         out << "not found: " << r.reason << " (" << figures(*r.below) << ")";
+        every_mode_answered = false;
         break;
     }
     out << "  (" << r.probes.size() << (r.probes.size() == 1 ? " run" : " runs") << ")\n";
@@ -190,9 +211,30 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
                           {"modes", modes}};
   add_meta(settings);
   folder.create();
+  const std::string csv = capacity_csv(search, modes, results, summary_keys(base));
   write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
+  write_file_atomically(folder.file("capacity.csv"), csv);
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  if (base.plots == "svg") {
+    std::vector<CapacityPlotMode> plot_modes;
+    for (std::size_t m = 0; m < modes.size(); ++m) {
+      plot_modes.push_back(
+          {modes[m], results[m].answer ? std::optional(results[m].answer->value) : std::nullopt});
+    }
+    std::vector<CapacityPlotBound> bounds;
+    for (const TargetClause& clause : search.target.clauses)
+      bounds.push_back({clause.key, comparison_text(clause.comparison), clause.value});
+    write_plots(folder.path(),
+                capacity_plot_scripts(search.knob, plot_modes, search.target.keys(), bounds, csv),
+                err);
+  }
   out << "Capacity folder: " << folder.path().string() << '\n';
+  if (!every_mode_answered) {
+    err << "capacity: no value from " << value(search.min) << " to " << value(search.max)
+        << " meets " << search.target.text << " in every mode (exit status " << kNoAnswerStatus
+        << ")\n";
+    return kNoAnswerStatus;
+  }
   return 0;
 }
 

@@ -185,7 +185,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // Everything that can fail on input fails before a folder exists.
   RunFolder folder = RunFolder::prepare(vm.count("output") ? vm["output"].as<std::string>() : "",
                                         settings.mode, vm.count("force") > 0, folder_name(vm));
-  LoadedTrace loaded = load_trace(settings);
+  LoadedTrace loaded = load_trace(settings, threads);
   if (loaded.trace.out_of_order > 0) {
     err << "warning: " << settings.trace_path << ": " << loaded.trace.out_of_order
         << " lines were out of timestamp order; replayed in timestamp order (stable)\n";

@@ -23,16 +23,46 @@ std::string general(double value) {
   return buffer;
 }
 
-// The knobs --vary and capacity can vary: those that take one number.
-bool is_numeric(const KnobFlag& flag) {
-  return flag.kind == KnobFlag::kReal || flag.kind == KnobFlag::kWhole ||
-         flag.kind == KnobFlag::kResolution || flag.kind == KnobFlag::kDuration;
+// What a run writes beside its summary, which sweeps and capacity searches do
+// not write: the flag is refused rather than ignored.
+bool is_summary_only(const KnobFlag& flag) {
+  return flag.flag == std::string("per-request");
 }
 
-// What a run writes beside its summary, which sweeps and capacity searches do
-// not write: the flags are refused rather than ignored.
-bool is_summary_only(const KnobFlag& flag) {
-  return flag.flag == std::string("per-request") || flag.flag == std::string("plots");
+// A word knob a sweep may vary: not one that reads the trace (a sweep reads
+// one) nor one that picks the output files.
+bool is_sweepable_word(const KnobFlag& flag) {
+  const std::string key = flag.key;
+  return flag.kind == KnobFlag::kText && !key.starts_with("trace.") &&
+         !key.starts_with("output.") && !key.starts_with("report.");
+}
+
+bool is_sweepable(const KnobFlag& flag) {
+  return takes_number(flag) || flag.kind == KnobFlag::kSwitch || is_sweepable_word(flag);
+}
+
+// The flag named, or the error naming the nearest; speedup among them.
+const KnobFlag& known_knob(const std::string& name, const std::string& label) {
+  if (name == speedup_knob().flag) return speedup_knob();
+  const KnobFlag* flag = find_knob_flag(name);
+  if (flag != nullptr) return *flag;
+  std::vector<std::string> all;
+  for (const KnobFlag& f : knob_flags())
+    all.push_back(f.flag);
+  all.emplace_back(speedup_knob().flag);
+  const auto near = nearest(name, all);
+  throw InputError("", 0, label,
+                   "unknown knob '" + name + "'" +
+                       (near ? " (did you mean " + *near + "?)" : std::string()) +
+                       "; a knob is named as its flag without the dashes");
+}
+
+std::string names_of(bool (*keep)(const KnobFlag&)) {
+  std::string list;
+  for (const KnobFlag& f : knob_flags()) {
+    if (keep(f)) list += (list.empty() ? "" : ", ") + std::string(f.flag);
+  }
+  return list;
 }
 
 }  // namespace
@@ -53,7 +83,7 @@ void add_run_options(po::options_description& options) {
           flag.flag, po::value<std::vector<std::string>>()->multitoken()->composing(), flag.help);
     } else if (is_summary_only(flag)) {
       options.add_options()(flag.flag, po::value<std::string>(),
-                            "refused: each run keeps only its summary (no requests.csv, no plots)");
+                            "refused: each run keeps only its summary (no requests.csv)");
     } else {
       options.add_options()(flag.flag, po::value<std::string>(), flag.help);
     }
@@ -127,14 +157,9 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
     if (is_summary_only(flag)) {
       const std::string what = section_name == "sweep" ? "a sweep" : "a capacity search";
       throw InputError("", 0, std::string("--") + flag.flag,
-                       flag.flag == std::string("plots")
-                           ? what +
-                                 " draws no plots (its runs keep only their summaries); run "
-                                 "one point with infersim run for its plots"
-                           : what +
-                                 " writes no requests.csv (its runs keep only their "
-                                 "summaries); run one point with infersim run --per-request "
-                                 "csv");
+                       what +
+                           " writes no requests.csv (its runs keep only their summaries); run "
+                           "one point with infersim run --per-request csv");
     }
     set_knob(settings, flag, value);
   }
@@ -159,35 +184,51 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
   return settings;
 }
 
-const KnobFlag& numeric_knob(const std::string& name, const std::string& label) {
-  const KnobFlag* flag = find_knob_flag(name);
-  std::vector<std::string> numeric;
-  for (const KnobFlag& f : knob_flags()) {
-    if (is_numeric(f)) numeric.push_back(f.flag);
-  }
-  if (flag == nullptr) {
-    std::vector<std::string> all;
-    for (const KnobFlag& f : knob_flags())
-      all.push_back(f.flag);
-    const auto near = nearest(name, all);
+bool takes_number(const KnobFlag& flag) {
+  return flag.kind == KnobFlag::kReal || flag.kind == KnobFlag::kWhole ||
+         flag.kind == KnobFlag::kResolution || flag.kind == KnobFlag::kDuration;
+}
+
+const KnobFlag& speedup_knob() {
+  static const KnobFlag kSpeedup{"speedup", "run.time_scale",
+                                 "replay X times as fast: the time scale 1/X", KnobFlag::kReal};
+  return kSpeedup;
+}
+
+const KnobFlag& sweep_knob(const std::string& name, const std::string& label) {
+  const KnobFlag& flag = known_knob(name, label);
+  if (!is_sweepable(flag)) {
+    const std::string why =
+        std::string(flag.key).starts_with("trace.")
+            ? " is a trace knob, and a sweep reads one trace (sweep each trace apart)"
+            : " is not a knob a sweep varies";
     throw InputError("", 0, label,
-                     "unknown knob '" + name + "'" +
-                         (near ? " (did you mean " + *near + "?)" : std::string()) +
-                         "; a knob is named as its flag without the dashes");
+                     name + why + "; vary one of " + names_of(is_sweepable) + " or speedup");
   }
-  if (!is_numeric(*flag)) {
-    std::string list;
-    for (const std::string& n : numeric)
-      list += (list.empty() ? "" : ", ") + n;
-    throw InputError("", 0, label, name + " is not a numeric knob; vary one of " + list);
+  return flag;
+}
+
+const KnobFlag& numeric_knob(const std::string& name, const std::string& label) {
+  if (name == speedup_knob().flag) {
+    throw InputError("", 0, label,
+                     "capacity finds the smallest value that meets the target, and more speedup "
+                     "only makes it harder: give --vary time-scale (the smallest time scale "
+                     "that meets the target is 1 / the largest speedup)");
   }
-  return *flag;
+  const KnobFlag& flag = known_knob(name, label);
+  if (!takes_number(flag)) {
+    throw InputError(
+        "", 0, label,
+        name + " is not a numeric knob; capacity bisects one of " + names_of(takes_number));
+  }
+  return flag;
 }
 
 void refuse_fixed_and_varied(const po::variables_map& vm, const KnobFlag& flag,
                              const std::string& by) {
   std::vector<std::string> setters = {flag.flag};
-  if (flag.key == std::string("run.time_scale")) setters.emplace_back("speedup");  // 1/X
+  // Both set the time scale (--speedup X as 1/X).
+  if (flag.key == std::string("run.time_scale")) setters = {"time-scale", "speedup"};
   for (const std::string& setter : setters) {
     if (vm.count(setter)) {
       throw InputError("", 0, "--" + setter,

@@ -40,9 +40,21 @@ unsigned threads_from(const boost::program_options::variables_map& vm);
 Settings base_settings(const boost::program_options::variables_map& vm,
                        const std::string& section_name, nlohmann::json& section);
 
-// A knob that takes numbers, by its flag's name; `label` names where it was given.
+// speedup as a knob of its own: X sets run.time_scale to 1/X (traffic growth).
+const KnobFlag& speedup_knob();
+
+// A knob a sweep may vary, by its flag's name (`label` names where it was
+// given): one that takes a number (ranges allowed), an on/off switch or a word
+// (router, server, sizes, arrivals; lists only), or speedup. Knobs that read
+// the trace or choose the output files are refused: a sweep reads one trace and
+// keeps summaries.
+const KnobFlag& sweep_knob(const std::string& name, const std::string& label);
+// A knob a capacity search may bisect: one that takes a number.
 const KnobFlag& numeric_knob(const std::string& name, const std::string& label);
-// Refuses a knob both fixed by its flag (or --speedup for the time scale) and varied.
+// Whether the knob takes a number (and so START:STOP:STEP ranges).
+bool takes_number(const KnobFlag& flag);
+// Refuses a knob both fixed by its flag (or --speedup or --time-scale for the
+// time scale) and varied.
 void refuse_fixed_and_varied(const boost::program_options::variables_map& vm, const KnobFlag& flag,
                              const std::string& by);
 

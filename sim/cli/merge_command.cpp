@@ -8,6 +8,7 @@
 
 #include "cli/command_options.hpp"
 #include "cli/option_parsing.hpp"
+#include "cli/sweep_command.hpp"
 #include "core/input_error.hpp"
 #include "report/run_folder.hpp"
 #include "scenario/sweep.hpp"
@@ -21,11 +22,12 @@ constexpr const char* kMergeUsage =
     "usage: infersim merge --output DIR [--force] SHARD_DIR...\n"
     "\n"
     "Joins the folders of `infersim sweep --shard K/N` into the sweep.csv the whole sweep\n"
-    "writes, after checking they are of one sweep and cover every point once.\n";
+    "writes, after checking they are of one sweep and cover every point once, and draws\n"
+    "the sweep's plots (unless the shards ran with --plots none).\n";
 
 }  // namespace
 
-int run_merge_command(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
+int run_merge_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("merge options");
   options.add_options()("help,h", "show this help")(
       "output", po::value<std::string>(),
@@ -69,6 +71,11 @@ int run_merge_command(const std::vector<std::string>& args, std::ostream& out, s
     parts.push_back(std::move(part));
   }
   const std::string merged = merge_sweep_parts(parts);
+  const nlohmann::ordered_json& base = parts.front().shard["settings"];
+  const Sweep sweep =
+      sweep_from_section(parts.front().shard["sweep"], parts.front().name + "/shard.json");
+  const bool plots = !(base.contains("report") && base["report"].is_object() &&
+                       base["report"].value("plots", "svg") == "none");
 
   RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "sweep",
                                         vm.count("force"), folder_name(vm));
@@ -79,6 +86,7 @@ int run_merge_command(const std::vector<std::string>& args, std::ostream& out, s
   folder.create();
   write_file_atomically(folder.file("sweep.csv"), merged);
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  if (plots) write_sweep_plots(folder.path(), sweep, merged, err);
   out << "Merged " << parts.size() << " shards of "
       << parts.front().shard["points"].get<std::size_t>()
       << " points: " << folder.file("sweep.csv").string() << '\n';

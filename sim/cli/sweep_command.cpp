@@ -10,7 +10,9 @@
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
 #include "report/number_format.hpp"
+#include "report/progress_line.hpp"
 #include "report/run_folder.hpp"
+#include "report/sweep_plots.hpp"
 #include "scenario/sweep.hpp"
 
 namespace infersim {
@@ -25,10 +27,13 @@ constexpr const char* kSweepUsage =
     "\n"
     "Runs every point of the grid (the cartesian product of the --vary lists, the first\n"
     "outermost; STOP is included) with every other knob as given, and writes sweep.csv:\n"
-    "a row a point and mode, the varied knobs, then summary.csv's figures. A knob is\n"
-    "named as its flag without the dashes (cores, decode-budget, time-scale, ...).\n"
+    "a row a point and mode, the varied knobs, then summary.csv's figures, and plots/\n"
+    "(each main figure against the first knob; --plots none for none). A knob is named\n"
+    "as its flag without the dashes (cores, decode-budget, replicas, ...); words and\n"
+    "switches take lists (router=round-robin,prefix, prefix-caching=on,off), and\n"
+    "speedup=1,2,4 replays the trace 1, 2 and 4 times as fast.\n"
     "--shard K/N runs the points whose index modulo N is K-1; `infersim merge` joins\n"
-    "the shards. Sweeps write no requests.csv (run one point for that).\n";
+    "the shards and draws the plots. Sweeps write no requests.csv (run one point for that).\n";
 
 double range_number(const KnobFlag& flag, const std::string& text, const std::string& label) {
   if (flag.kind == KnobFlag::kResolution) return parse_time_resolution(text, label);
@@ -46,6 +51,7 @@ SweepAxis axis_of(const KnobFlag& flag, const std::vector<std::string>& texts) {
   SweepAxis axis;
   axis.name = flag.flag;
   axis.key = flag.key;
+  axis.reciprocal = &flag == &speedup_knob();
   for (const std::string& text : texts)
     axis.values.push_back(flag_value(flag, text));
   return axis;
@@ -60,11 +66,16 @@ SweepAxis parse_vary(const std::string& spec) {
   }
   const std::string name = spec.substr(0, eq);
   const std::string values = spec.substr(eq + 1);
-  const KnobFlag& flag = numeric_knob(name, "--vary");
+  const KnobFlag& flag = sweep_knob(name, "--vary");
   const std::string label = "--vary " + name;
   if (values.empty()) throw InputError("", 0, label, "no values");
   std::vector<std::string> texts;
   if (values.find(':') != std::string::npos) {
+    if (!takes_number(flag)) {
+      throw InputError("", 0, label,
+                       "START:STOP:STEP is for a knob that takes numbers; give " + name +
+                           "'s values apart by commas");
+    }
     const std::vector<std::string> parts = split(values, ':');
     if (parts.size() != 3) {
       throw InputError("", 0, label, "expected START:STOP:STEP, got '" + values + "'");
@@ -93,7 +104,8 @@ std::string modes_text(const std::vector<std::string>& modes) {
   return out;
 }
 
-// The sweep a settings file wrote (its `sweep` section).
+}  // namespace
+
 Sweep sweep_from_section(const json& section, const std::string& source) {
   const auto malformed = [&] {
     throw InputError(source, 0, "sweep",
@@ -109,11 +121,12 @@ Sweep sweep_from_section(const json& section, const std::string& source) {
         !entry.contains("values") || !entry["values"].is_array()) {
       malformed();
     }
-    const KnobFlag& flag = numeric_knob(entry["knob"].get<std::string>(), source + ": sweep.vary");
+    const KnobFlag& flag = sweep_knob(entry["knob"].get<std::string>(), source + ": sweep.vary");
     std::vector<std::string> texts;
     for (const json& value : entry["values"]) {
-      if (!value.is_number()) malformed();
-      texts.push_back(value.dump());
+      // As sweep.csv shows them: a word, on or off, a number.
+      if (!value.is_number() && !value.is_string() && !value.is_boolean()) malformed();
+      texts.push_back(sweep_value_text(value));
     }
     sweep.axes.push_back(axis_of(flag, texts));
   }
@@ -126,7 +139,22 @@ Sweep sweep_from_section(const json& section, const std::string& source) {
   return sweep;
 }
 
-}  // namespace
+std::vector<std::string> write_sweep_plots(const std::filesystem::path& folder, const Sweep& sweep,
+                                           const std::string& csv, std::ostream& err) {
+  std::vector<SweepPlotAxis> axes;
+  for (const SweepAxis& axis : sweep.axes) {
+    SweepPlotAxis a{axis.name, {}, axis.numeric()};
+    for (const json& value : axis.values)
+      a.values.push_back(sweep_value_text(value));
+    axes.push_back(std::move(a));
+  }
+  const std::vector<PlotScript> scripts = sweep_plot_scripts(axes, sweep.modes, csv);
+  write_plots(folder, scripts, err);
+  std::vector<std::string> names;
+  for (const PlotScript& p : scripts)
+    names.push_back(p.name);
+  return names;
+}
 
 int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("sweep options");
@@ -156,13 +184,20 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   }
   if (vm.count("modes")) sweep.modes = parse_modes(text_of(vm, "modes"));
   for (const SweepAxis& axis : sweep.axes) {
-    refuse_fixed_and_varied(vm, *find_knob_flag(axis.name), "--vary " + axis.name);
+    refuse_fixed_and_varied(vm, sweep_knob(axis.name, "--vary"), "--vary " + axis.name);
   }
   base.mode = sweep_run_mode(sweep.modes);
   check_sweep(sweep, base);
   const std::size_t points = sweep.point_count();
   const std::optional<SweepShard> shard =
       vm.count("shard") ? std::optional(parse_shard(text_of(vm, "shard"))) : std::nullopt;
+  // A shard holds part of the grid: merge draws the plots of the whole.
+  if (shard && vm.count("plots") && base.plots != "none") {
+    throw InputError("", 0, "--plots",
+                     "a shard draws no plots (it holds part of the grid); infersim merge draws "
+                     "them for the whole sweep (give --plots none here, or leave it out)");
+  }
+  const bool plots = !shard && base.plots == "svg";
   const std::vector<std::size_t> indices = shard_points(points, shard.value_or(SweepShard{}));
   const unsigned threads = threads_from(vm);
 
@@ -180,8 +215,11 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   const std::size_t pool = std::min<std::size_t>(threads, std::max<std::size_t>(1, indices.size()));
   out << ", on " << pool << (pool == 1 ? " thread.\n" : " threads.\n") << std::flush;
   const auto started = std::chrono::steady_clock::now();
+  ProgressLine progress(err, writes_to_terminal(err), "sweep", "points", indices.size());
   const std::vector<SweepPointResult> results =
-      run_sweep(sweep, base, loaded.trace, indices, threads);
+      run_sweep(sweep, base, loaded.trace, indices, threads,
+                [&](std::size_t done) { progress.update(done); });
+  progress.finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -198,6 +236,12 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
         for (const char* key : {"success_rate", "avg_wait_s", "ttft_p99_s", "utilization"}) {
           out << ' ' << figure_text(mode.summary, key);
         }
+        // A batching server's cache, when the point ran one.
+        for (const Figure& f : mode.summary.figures()) {
+          if (f.key == "prefix_hit_rate" || f.key == "kv_peak_utilization") {
+            out << ' ' << figure_text(mode.summary, f.key);
+          }
+        }
         out << '\n';
       }
     }
@@ -208,7 +252,8 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
 
   nlohmann::ordered_json settings = settings_document(base, loaded);
   folder.create();
-  write_file_atomically(folder.file("sweep.csv"), sweep_csv(sweep, base, results));
+  const std::string csv = sweep_csv(sweep, base, results);
+  write_file_atomically(folder.file("sweep.csv"), csv);
   if (shard) {
     write_file_atomically(folder.file("shard.json"),
                           shard_json(sweep, settings, *shard, indices).dump(2) + "\n");
@@ -216,6 +261,12 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   settings["sweep"] = sweep.to_json();
   add_meta(settings);
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  if (plots) {
+    std::string names;
+    for (const std::string& name : write_sweep_plots(folder.path(), sweep, csv, err))
+      names += (names.empty() ? "" : ", ") + name;
+    if (!names.empty()) out << "Plots (plots/*.gp, *.svg): " << names << ".\n";
+  }
   out << "Sweep folder: " << folder.path().string() << '\n';
   return 0;
 }

@@ -23,6 +23,8 @@ class Engine {
   std::uint64_t executed() const { return executed_; }
   std::size_t pending() const { return queue_.size(); }
   Queue& queue() { return queue_; }
+  // The key of the earliest pending event (none when none is pending).
+  const EventKey* next_key() const { return queue_.empty() ? nullptr : &queue_.peek().key; }
 
   void schedule_at(SimTime at, Phase phase, std::uint32_t kind, std::uint64_t subject) {
     if (at < now_) {

@@ -94,6 +94,12 @@ void BatchingServer::release_slot(std::uint32_t slot) {
 void BatchingServer::request_pass() {
   const SimTime now = context_->now();
   if (pass_at_ == now) return;
+  // The pass comes after every step end and arrival of the instant (section
+  // 6); when none is left to run, it runs now, an event saved a step.
+  if (!context_->pending_now_before(Phase::kSchedule)) {
+    schedule_pass();
+    return;
+  }
   pass_at_ = now;
   context_->schedule(now, Phase::kSchedule, kSchedulePass, 0);
 }

@@ -49,6 +49,11 @@ class ServerContext {
   // called at `at`. Events at one instant run by phase, then first scheduled,
   // first run (engine/event.hpp). Throws CausalityError for a past instant.
   virtual void schedule(SimTime at, Phase phase, std::uint32_t kind, std::uint64_t subject) = 0;
+  // Whether an event of a phase before `phase` is still to run at the current
+  // instant (anything's, the server's own or another's). When none is, what
+  // the server would do at (now, phase) it may do at once: nothing else can
+  // happen before it.
+  virtual bool pending_now_before(Phase phase) const = 0;
 
   // Request `id` first scheduled, on `unit` (a core, a replica), at `at`.
   virtual void started(std::uint64_t id, std::uint32_t unit, SimTime at) = 0;

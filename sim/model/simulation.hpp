@@ -46,6 +46,10 @@ class Simulation : private ServerContext {
   // ServerContext
   SimTime now() const override { return engine_.now(); }
   void schedule(SimTime at, Phase phase, std::uint32_t kind, std::uint64_t subject) override;
+  bool pending_now_before(Phase phase) const override {
+    const EventKey* next = engine_.next_key();
+    return next != nullptr && next->time == engine_.now() && next->phase() < phase;
+  }
   void started(std::uint64_t id, std::uint32_t unit, SimTime at) override;
   void first_token(std::uint64_t id, SimTime at) override;
   void finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,

@@ -16,7 +16,8 @@ namespace infersim {
 // has), and the batching server's own in 24 more when asked for.
 class RequestLog : public RequestObserver {
  public:
-  explicit RequestLog(std::size_t expected_requests = 0, bool server_details = false);
+  RequestLog() : RequestLog(0, false) {}
+  explicit RequestLog(std::size_t expected_requests, bool server_details = false);
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
 
   std::size_t size() const { return common_.size(); }

@@ -95,10 +95,10 @@ namespace {
 
 // Every name a run, a sweep or a capacity search writes in its folder (and in
 // a mode's subfolder); plots/ holds only .gp and .svg files.
-constexpr const char* kOwnFiles[] = {"requests.csv",  "summary.json",   "summary.csv",
-                                     "settings.json", "timeseries.csv", "cdf.csv",
-                                     "report.html",   "measured.csv",   "replications.csv",
-                                     "sweep.csv",     "shard.json",     "capacity.json"};
+constexpr const char* kOwnFiles[] = {
+    "requests.csv", "summary.json",  "summary.csv",  "settings.json",    "timeseries.csv",
+    "cdf.csv",      "report.html",   "measured.csv", "replications.csv", "sweep.csv",
+    "shard.json",   "capacity.json", "capacity.csv"};
 
 void remove_own_files(const fs::path& dir) {
   std::error_code error;

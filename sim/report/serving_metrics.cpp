@@ -109,8 +109,11 @@ void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::
 
 void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
   if (!knobs_.server_token_instants) return;
-  for (const Duration gap : gaps)
-    itl_s_.push_back(gap.seconds());
+  const std::size_t at = itl_s_.size();
+  itl_s_.resize(at + gaps.size());
+  double* into = itl_s_.data() + at;
+  for (std::size_t i = 0; i < gaps.size(); ++i)
+    into[i] = gaps[i].seconds();
 }
 
 void ServingMetrics::on_request(std::uint64_t id, const Request& task, const RequestOutcome& o) {
@@ -227,7 +230,7 @@ std::vector<std::optional<double>> ServingMetrics::tpot_percentiles() {
   return tpot;
 }
 
-void ServingMetrics::prepare(bool spare_core) {
+bool ServingMetrics::prepare(bool spare_core) {
   auto first = [this] {
     tpot_percentiles();
     samples_.select_wanted(LatencySamples::kE2el);
@@ -239,7 +242,7 @@ void ServingMetrics::prepare(bool spare_core) {
   if (!spare_core || n_ < kPrepareOnTwoThreadsFrom) {
     first();
     second();
-    return;
+    return false;
   }
   std::future<void> other = std::async(std::launch::async, first);
   try {
@@ -249,6 +252,7 @@ void ServingMetrics::prepare(bool spare_core) {
     throw;
   }
   other.get();
+  return true;
 }
 
 void ServingMetrics::append_to(Summary& summary) {

@@ -91,7 +91,8 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
 
   // Selects every percentile the figures and the CDF will read, on two
   // threads when `spare_core`; optional (they are selected when read).
-  void prepare(bool spare_core);
+  // True when it did so on two threads.
+  bool prepare(bool spare_core);
   // Appends the serving figures to `summary`, after what it holds, skipping a
   // key it already has (ttft_p50_s is one of OUTPUT.md's). Call once.
   void append_to(Summary& summary);

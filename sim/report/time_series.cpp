@@ -68,7 +68,15 @@ void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw:
 
 void TimeSeriesCollector::on_busy(std::uint32_t, SimTime from, SimTime to) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
-  occupy(from.count_ns(), to.count_ns(), &Raw::busy_ns, &Raw::busy_whole);
+  const std::int64_t a = from.count_ns(), b = to.count_ns();
+  if (b > a) {
+    const std::size_t j = slice_of(a);
+    if (slice_of(b) == j) {
+      raw(j).busy_ns += b - a;  // within one slice, the usual case
+      return;
+    }
+  }
+  occupy(a, b, &Raw::busy_ns, &Raw::busy_whole);
 }
 
 void TimeSeriesCollector::on_step(const StepRecord& step) {
@@ -76,15 +84,24 @@ void TimeSeriesCollector::on_step(const StepRecord& step) {
   steps_ = true;
   const std::int64_t from = step.start.count_ns();
   const std::int64_t to = step.end.count_ns();
-  occupy(from, to, &Raw::running_ns, &Raw::running_whole, step.running);
-  occupy(from, to, &Raw::waiting_ns, &Raw::waiting_whole, step.waiting);
-  occupy(from, to, &Raw::kv_ns, &Raw::kv_whole, step.kv_blocks_used);
-  Raw& here = raw(slice_of(from));
+  const std::size_t first = slice_of(from);
+  Raw& here = raw(first);
   ++here.steps;
   here.scheduled_tokens += step.scheduled_tokens;
   here.preemptions += step.preemptions;
   here.admitted_tokens += step.admitted_tokens;
   here.hit_tokens += step.hit_tokens;
+  if (to > from && slice_of(to) == first) {
+    // Most steps lie within a slice: what they hold, at once.
+    const Int128 length = to - from;
+    here.running_ns += length * step.running;
+    here.waiting_ns += length * step.waiting;
+    here.kv_ns += length * step.kv_blocks_used;
+    return;
+  }
+  occupy(from, to, &Raw::running_ns, &Raw::running_whole, step.running);
+  occupy(from, to, &Raw::waiting_ns, &Raw::waiting_whole, step.waiting);
+  occupy(from, to, &Raw::kv_ns, &Raw::kv_whole, step.kv_blocks_used);
 }
 
 void TimeSeriesCollector::on_request(std::uint64_t, const Request& task, const RequestOutcome& o) {

@@ -7,6 +7,7 @@
 #include "core/input_error.hpp"
 #include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
+#include "scenario/sweep.hpp"
 
 namespace infersim {
 namespace {
@@ -70,6 +71,22 @@ std::string value_text(const CapacitySearch& search, double value) {
 }
 
 }  // namespace
+
+std::string comparison_text(TargetClause::Comparison comparison) {
+  switch (comparison) {
+    case TargetClause::kAtLeast:
+      return ">=";
+    case TargetClause::kAtMost:
+      return "<=";
+    case TargetClause::kAbove:
+      return ">";
+    case TargetClause::kBelow:
+      return "<";
+    case TargetClause::kEqual:
+      return "==";
+  }
+  return "?";
+}
 
 bool TargetClause::holds(std::optional<double> figure) const {
   if (!figure) return false;
@@ -154,7 +171,8 @@ std::string capacity_value_text(const CapacitySearch& search, double value) {
 }
 
 CapacityResult bisect_capacity(const CapacitySearch& search,
-                               const std::function<Summary(double)>& evaluate) {
+                               const std::function<Summary(double)>& evaluate,
+                               const CapacityProbeDone& probe_done) {
   check_capacity_search(search);
   const double tolerance = search.tolerance;
 
@@ -168,6 +186,7 @@ CapacityResult bisect_capacity(const CapacitySearch& search,
     p.summary = evaluate(value);
     p.met = search.target.met_by(p.summary);
     result.probes.push_back(p);
+    if (probe_done) probe_done(p);
     return p;
   };
 
@@ -209,6 +228,17 @@ CapacityResult bisect_capacity(const CapacitySearch& search,
   return result;
 }
 
+std::size_t capacity_max_runs(const CapacitySearch& search) {
+  // Each halving at least halves the bracket (whole knobs: to neighbours).
+  const auto halvings = [](double ratio) {
+    return ratio > 1 ? static_cast<std::size_t>(std::ceil(std::log2(ratio))) : 0;
+  };
+  const double tolerance = search.tolerance;
+  const std::size_t inner =
+      search.whole ? halvings(search.max - search.min) : halvings(1 / (tolerance * tolerance));
+  return (search.min == search.max ? 1 : 2) + inner;
+}
+
 Settings with_knob(const Settings& base, const CapacitySearch& search, double value) {
   Settings settings = base;
   set_setting(settings, search.key, capacity_value_json(search, value), "", "--" + search.knob);
@@ -217,13 +247,17 @@ Settings with_knob(const Settings& base, const CapacitySearch& search, double va
 }
 
 CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
-                             const std::string& mode, const Trace& trace) {
-  return bisect_capacity(search, [&](double value) {
-    Settings settings = with_knob(base, search, value);
-    settings.mode = mode;
-    ScenarioResult run = run_scenario(settings, trace, false, 1);
-    return run.modes().front()->summary;
-  });
+                             const std::string& mode, const Trace& trace,
+                             const CapacityProbeDone& probe_done) {
+  return bisect_capacity(
+      search,
+      [&](double value) {
+        Settings settings = with_knob(base, search, value);
+        settings.mode = mode;
+        ScenarioResult run = run_scenario(settings, trace, false, 1);
+        return run.modes().front()->summary;
+      },
+      probe_done);
 }
 
 nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
@@ -255,6 +289,38 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
       break;
   }
   out["runs"] = result.probes.size();
+  out["steps"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < result.probes.size(); ++i) {
+    const CapacityProbe& p = result.probes[i];
+    nlohmann::ordered_json step;
+    step["run"] = i + 1;
+    step[search.knob] = capacity_value_json(search, p.value);
+    step["met"] = p.met;
+    for (const std::string& key : search.target.keys()) {
+      const std::optional<double> value = p.summary.get(key);
+      step[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+    }
+    out["steps"].push_back(step);
+  }
+  return out;
+}
+
+std::string capacity_csv(const CapacitySearch& search, const std::vector<std::string>& modes,
+                         const std::vector<CapacityResult>& results,
+                         const std::vector<std::string>& figure_keys) {
+  std::string out = "mode,run," + search.knob + ",met";
+  for (const std::string& key : figure_keys)
+    out += "," + key;
+  out += '\n';
+  for (std::size_t m = 0; m < modes.size() && m < results.size(); ++m) {
+    for (std::size_t i = 0; i < results[m].probes.size(); ++i) {
+      const CapacityProbe& p = results[m].probes[i];
+      out += modes[m] + "," + std::to_string(i + 1) + "," + capacity_value_text(search, p.value) +
+             (p.met ? ",true" : ",false");
+      append_figure_fields(out, figure_keys, p.summary);
+      out += '\n';
+    }
+  }
   return out;
 }
 

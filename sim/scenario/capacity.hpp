@@ -25,6 +25,9 @@ struct TargetClause {
   bool holds(std::optional<double> figure) const;  // a missing figure never holds
 };
 
+// ">=", "<=", ">", "<" or "==".
+std::string comparison_text(TargetClause::Comparison comparison);
+
 struct Target {
   std::string text;  // as given
   std::vector<TargetClause> clauses;
@@ -79,23 +82,41 @@ std::string capacity_value_text(const CapacitySearch& search, double value);
 // that are not whole, or no target.
 void check_capacity_search(const CapacitySearch& search);
 
+// Told of each run as it ends (from the thread that ran it).
+using CapacityProbeDone = std::function<void(const CapacityProbe&)>;
+
 // Bisects with `evaluate` giving the summary at a knob value: the maximum
 // first, then the minimum, then halving the bracket (whole knobs until the two
 // ends are neighbours; real knobs until its width is at most tolerance × the
 // value found, or tolerance² × (max - min) near zero). Checks the search
 // first (check_capacity_search).
 CapacityResult bisect_capacity(const CapacitySearch& search,
-                               const std::function<Summary(double)>& evaluate);
+                               const std::function<Summary(double)>& evaluate,
+                               const CapacityProbeDone& probe_done = {});
+
+// The most runs bisect_capacity can take on this search: the two bounds and
+// the halvings.
+std::size_t capacity_max_runs(const CapacitySearch& search);
 
 // The settings with the knob at `value` (a whole knob as an integer).
 Settings with_knob(const Settings& base, const CapacitySearch& search, double value);
 
 // bisect_capacity on full runs of one mode ("recorded" or "synthetic").
 CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
-                             const std::string& mode, const Trace& trace);
+                             const std::string& mode, const Trace& trace,
+                             const CapacityProbeDone& probe_done = {});
 
 // One mode's object of capacity.json: {"<knob>": value or null, the target's
-// figures at it, "below": {...} or null, "reason" when there is one, "runs": n}.
+// figures at it, "below": {...} or null, "reason" when there is one, "runs": n,
+// "steps": every run in the order run, [{"run": 1, "<knob>": value, "met":
+// bool, the target's figures}, ...]}.
 nlohmann::ordered_json capacity_to_json(const CapacitySearch& search, const CapacityResult& result);
+
+// capacity.csv: `mode,run,<knob>,met,<figure keys>`, then a row a run, each
+// mode's in the order run (run counts from 1 within the mode), met as true or
+// false and the figures as summary.csv writes them. `results` go with `modes`.
+std::string capacity_csv(const CapacitySearch& search, const std::vector<std::string>& modes,
+                         const std::vector<CapacityResult>& results,
+                         const std::vector<std::string>& figure_keys);
 
 }  // namespace infersim

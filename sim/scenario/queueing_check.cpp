@@ -1,5 +1,6 @@
 #include "scenario/queueing_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -76,9 +77,15 @@ double md1_mean_wait_s(double lambda, double service_s) {
 }
 
 bool agrees(const QueueCheck& check) {
-  return std::fabs(check.relative_error) <= kQueueCheckTolerance ||
-         std::fabs(check.simulated_wait_s - check.analytic_wait_s) <=
-             kQueueCheckStandardErrors * check.standard_error_s;
+  const auto within = [](double simulated, double analytic, double relative_error,
+                         double standard_error) {
+    return std::fabs(relative_error) <= kQueueCheckTolerance ||
+           std::fabs(simulated - analytic) <= kQueueCheckStandardErrors * standard_error;
+  };
+  return within(check.simulated_wait_s, check.analytic_wait_s, check.relative_error,
+                check.standard_error_s) &&
+         within(check.simulated_wait_probability, check.analytic_wait_probability,
+                check.probability_relative_error, check.probability_standard_error);
 }
 
 const char* queue_model_name(QueueCase::Kind kind) {
@@ -129,10 +136,9 @@ std::vector<Duration> simulated_waits(const RequestList& tasks, std::uint32_t co
   return std::move(recorder.waits());
 }
 
-double batch_means_standard_error(const std::vector<double>& values, std::size_t batches) {
+std::vector<double> batch_means(const std::vector<double>& values, std::size_t batches) {
   const std::size_t n = values.size();
   if (batches > n) batches = n;
-  if (batches < 2) return 0;
   std::vector<double> means(batches);
   for (std::size_t b = 0; b < batches; ++b) {
     const std::size_t begin = b * n / batches;
@@ -142,6 +148,12 @@ double batch_means_standard_error(const std::vector<double>& values, std::size_t
       sum += values[k];
     means[b] = sum / static_cast<double>(end - begin);
   }
+  return means;
+}
+
+double standard_error_of_batch_means(const std::vector<double>& means) {
+  const std::size_t batches = means.size();
+  if (batches < 2) return 0;
   double total = 0;
   for (double m : means)
     total += m;
@@ -153,45 +165,83 @@ double batch_means_standard_error(const std::vector<double>& values, std::size_t
   return std::sqrt(variance / static_cast<double>(batches));
 }
 
+double batch_means_standard_error(const std::vector<double>& values, std::size_t batches) {
+  return standard_error_of_batch_means(batch_means(values, batches));
+}
+
 QueueCheck run_queue_case(const QueueCase& c) {
-  const RequestList tasks = queue_case_tasks(c);
-  const std::vector<Duration> waits = simulated_waits(tasks, c.cores);
-  std::vector<double> waits_s;
-  waits_s.reserve(waits.size());
-  double sum_s = 0;
-  for (Duration w : waits) {
-    waits_s.push_back(w.seconds());
-    sum_s += w.seconds();
-  }
   QueueCheck check;
   check.c = c;
-  check.simulated_wait_s = waits.empty() ? 0 : sum_s / static_cast<double>(waits.size());
   const double lambda = c.rho * c.cores * kServiceRatePerS;
   check.analytic_wait_s = c.kind == QueueCase::kMMc
                               ? mmc_mean_wait_s(c.cores, lambda, kServiceRatePerS)
                               : md1_mean_wait_s(lambda, 1 / kServiceRatePerS);
+  // An M/G/1 server is busy, so that an arrival waits, a fraction rho of the time.
+  check.analytic_wait_probability =
+      c.kind == QueueCase::kMMc ? erlang_c(c.cores, lambda / kServiceRatePerS) : c.rho;
+
+  // Batch means of every replication so far: each replication's batches are
+  // its own, so no batch straddles two independent runs.
+  std::vector<double> wait_means, waiting_means;
+  double sum_s = 0;
+  double waiting = 0;
+  std::uint64_t requests = 0;
+  const std::uint32_t most = std::max<std::uint32_t>(c.max_replications, 1);
+  for (std::uint32_t r = 0; r < most; ++r) {
+    QueueCase replication = c;
+    replication.seed = c.seed + r;
+    const std::vector<Duration> waits = simulated_waits(queue_case_tasks(replication), c.cores);
+    std::vector<double> waits_s, waited;
+    waits_s.reserve(waits.size());
+    waited.reserve(waits.size());
+    for (Duration w : waits) {
+      waits_s.push_back(w.seconds());
+      waited.push_back(w.count_ns() > 0 ? 1 : 0);
+      sum_s += w.seconds();
+      waiting += waited.back();
+    }
+    requests += waits.size();
+    const std::vector<double> means = batch_means(waits_s, kQueueCheckBatches);
+    const std::vector<double> fractions = batch_means(waited, kQueueCheckBatches);
+    wait_means.insert(wait_means.end(), means.begin(), means.end());
+    waiting_means.insert(waiting_means.end(), fractions.begin(), fractions.end());
+
+    check.replications = r + 1;
+    check.simulated_wait_s = requests == 0 ? 0 : sum_s / static_cast<double>(requests);
+    check.simulated_wait_probability = requests == 0 ? 0 : waiting / static_cast<double>(requests);
+    check.standard_error_s = standard_error_of_batch_means(wait_means);
+    check.probability_standard_error = standard_error_of_batch_means(waiting_means);
+    const bool tight = kQueueCheckStandardErrors * check.standard_error_s <=
+                           kQueueCheckTargetBound * check.analytic_wait_s &&
+                       kQueueCheckStandardErrors * check.probability_standard_error <=
+                           kQueueCheckTargetBound * check.analytic_wait_probability;
+    if (tight) break;
+  }
   check.relative_error = (check.simulated_wait_s - check.analytic_wait_s) / check.analytic_wait_s;
-  check.standard_error_s = batch_means_standard_error(waits_s, kQueueCheckBatches);
+  check.probability_relative_error =
+      (check.simulated_wait_probability - check.analytic_wait_probability) /
+      check.analytic_wait_probability;
   return check;
 }
 
 std::vector<QueueCase> queue_cases(const std::vector<double>& loads,
                                    const std::vector<unsigned>& cores, std::uint64_t requests,
-                                   std::uint64_t seed) {
+                                   std::uint64_t seed, std::uint32_t max_replications) {
   std::vector<QueueCase> cases;
   for (unsigned c : cores) {
     for (double rho : loads)
-      cases.push_back(QueueCase{QueueCase::kMMc, c, rho, requests, seed});
+      cases.push_back(QueueCase{QueueCase::kMMc, c, rho, requests, seed, max_replications});
   }
   for (double rho : loads)
-    cases.push_back(QueueCase{QueueCase::kMD1, 1, rho, requests, seed});
+    cases.push_back(QueueCase{QueueCase::kMD1, 1, rho, requests, seed, max_replications});
   return cases;
 }
 
-std::vector<QueueCase> default_queue_cases(std::uint64_t requests, std::uint64_t seed) {
+std::vector<QueueCase> default_queue_cases(std::uint64_t requests, std::uint64_t seed,
+                                           std::uint32_t max_replications) {
   return queue_cases({std::begin(kDefaultQueueLoads), std::end(kDefaultQueueLoads)},
-                     {std::begin(kDefaultQueueCores), std::end(kDefaultQueueCores)}, requests,
-                     seed);
+                     {std::begin(kDefaultQueueCores), std::end(kDefaultQueueCores)}, requests, seed,
+                     max_replications);
 }
 
 }  // namespace infersim

@@ -1,5 +1,6 @@
 #include "scenario/scenario.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -18,7 +19,7 @@
 
 namespace infersim {
 
-LoadedTrace load_trace(const Settings& settings) {
+LoadedTrace load_trace(const Settings& settings, unsigned threads) {
   LoadedTrace loaded;
   // The digest is computed on a second thread while the trace is parsed; it
   // costs about as much as the parse.
@@ -30,7 +31,9 @@ LoadedTrace load_trace(const Settings& settings) {
     }
   });
   try {
-    loaded.trace = read_trace(settings.trace_source());
+    TraceSource source = settings.trace_source();
+    source.read_threads = std::min(threads, 2u);
+    loaded.trace = read_trace(source);
   } catch (...) {
     digest.wait();
     throw;

@@ -24,9 +24,10 @@ struct LoadedTrace {
   std::string sha256;
 };
 
-// Reads the trace the settings name (MODEL.md section 2) and checks its digest
-// when the settings pin one. Throws InputError.
-LoadedTrace load_trace(const Settings& settings);
+// Reads the trace the settings name (MODEL.md section 2), on up to `threads`
+// threads (0: as many as usable, at most 2), and checks its digest when the
+// settings pin one. Throws InputError.
+LoadedTrace load_trace(const Settings& settings, unsigned threads = 0);
 
 // Simulates the tasks (in issue order) on the settings' fleet, network and
 // server. `keep_requests` keeps every request's outcome for requests.csv.

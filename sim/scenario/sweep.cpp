@@ -78,6 +78,17 @@ std::string shard_text(std::uint64_t k, std::uint64_t n) {
 
 }  // namespace
 
+json SweepAxis::setting_value(std::size_t i) const {
+  const json& value = values[i];
+  // As --speedup X sets the time scale: 1/X (check_sweep refuses X <= 0).
+  if (reciprocal && value.is_number() && value.get<double>() > 0) return 1 / value.get<double>();
+  return value;
+}
+
+bool SweepAxis::numeric() const {
+  return std::all_of(values.begin(), values.end(), [](const json& v) { return v.is_number(); });
+}
+
 std::size_t Sweep::point_count() const {
   if (axes.empty()) return 0;
   std::size_t count = 1;
@@ -104,7 +115,7 @@ Settings Sweep::point_settings(const Settings& base, std::size_t index) const {
   Settings settings = base;
   const std::vector<std::size_t> at = coordinates(index);
   for (std::size_t a = 0; a < axes.size(); ++a) {
-    set_setting(settings, axes[a].key, axes[a].values[at[a]], "", "--" + axes[a].name);
+    set_setting(settings, axes[a].key, axes[a].setting_value(at[a]), "", "--" + axes[a].name);
   }
   settings.mode = sweep_run_mode(modes);
   validate_settings(settings, "");
@@ -140,9 +151,13 @@ void check_sweep(const Sweep& sweep, const Settings& base) {
       }
     }
     // Each value alone first: the clearest message names the knob's flag.
-    for (const json& value : axis.values) {
+    for (std::size_t i = 0; i < axis.values.size(); ++i) {
+      if (axis.reciprocal && !(axis.values[i].is_number() && axis.values[i].get<double>() > 0)) {
+        throw InputError("", 0, "--" + axis.name,
+                         "must be greater than 0, got " + sweep_value_text(axis.values[i]));
+      }
       Settings scratch = base;
-      set_setting(scratch, axis.key, value, "", "--" + axis.name);
+      set_setting(scratch, axis.key, axis.setting_value(i), "", "--" + axis.name);
     }
   }
   const bool modes_ok =
@@ -195,6 +210,8 @@ std::string sweep_value_text(const json& value) {
   if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
   if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
   if (value.is_number()) return shortest(value.get<double>());
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "on" : "off";
   return value.dump();
 }
 
@@ -227,12 +244,14 @@ std::vector<std::size_t> shard_points(std::size_t point_count, SweepShard shard)
 
 std::vector<SweepPointResult> run_sweep(const Sweep& sweep, const Settings& base,
                                         const Trace& trace, const std::vector<std::size_t>& points,
-                                        unsigned threads) {
+                                        unsigned threads, const SweepPointDone& point_done) {
   std::vector<SweepPointResult> results(points.size());
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr failure;
   std::mutex failure_mutex;
+  std::size_t done = 0;
+  std::mutex done_mutex;
   auto worker = [&] {
     for (std::size_t i = next++; i < points.size() && !failed; i = next++) {
       try {
@@ -242,6 +261,10 @@ std::vector<SweepPointResult> run_sweep(const Sweep& sweep, const Settings& base
         out.index = points[i];
         for (const ModeResult* mode : run.modes()) {
           out.modes.push_back({mode->mode, mode->summary, mode->ci95});
+        }
+        if (point_done) {
+          const std::lock_guard lock(done_mutex);
+          point_done(++done);
         }
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
@@ -280,9 +303,9 @@ std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& b
   };
   bool replicated = base.replications > 1;
   for (const SweepAxis& axis : sweep.axes) {
-    for (const json& value : axis.values) {
+    for (std::size_t i = 0; i < axis.values.size(); ++i) {
       Settings settings = base;
-      set_setting(settings, axis.key, value, "", "--" + axis.name);
+      set_setting(settings, axis.key, axis.setting_value(i), "", "--" + axis.name);
       add(summary_keys(settings));
     }
     // A varied replication count overrides the base one at every point.
@@ -311,6 +334,22 @@ std::string sweep_csv_header(const Sweep& sweep, const Settings& base) {
   return out;
 }
 
+void append_figure_fields(std::string& out, const std::vector<std::string>& keys,
+                          const Summary& summary, const Summary* ci95) {
+  for (const std::string& key : keys) {
+    out += ',';
+    const Figure* f = find_figure(summary.figures(), key);
+    if (f == nullptr && ci95 != nullptr) f = find_figure(ci95->figures(), key);
+    if (f == nullptr || !f->value) continue;
+    // As summary.csv writes them (report/run_writer.cpp).
+    if (f->integer) {
+      append_integer(out, static_cast<std::int64_t>(*f->value));
+    } else {
+      append_shortest(out, *f->value);
+    }
+  }
+}
+
 std::string sweep_csv_rows(const Sweep& sweep, const std::vector<std::string>& figure_keys,
                            const SweepPointResult& point) {
   std::string values;
@@ -322,18 +361,7 @@ std::string sweep_csv_rows(const Sweep& sweep, const std::vector<std::string>& f
   for (const SweepModeSummary& mode : point.modes) {
     out += mode.mode;
     out += values;
-    for (const std::string& key : figure_keys) {
-      out += ',';
-      const Figure* f = find_figure(mode.summary.figures(), key);
-      if (f == nullptr) f = find_figure(mode.ci95.figures(), key);
-      if (f == nullptr || !f->value) continue;
-      // As summary.csv writes them (report/run_writer.cpp).
-      if (f->integer) {
-        append_integer(out, static_cast<std::int64_t>(*f->value));
-      } else {
-        append_shortest(out, *f->value);
-      }
-    }
+    append_figure_fields(out, figure_keys, mode.summary, &mode.ci95);
     out += '\n';
   }
   return out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,18 @@ namespace infersim {
 constexpr std::size_t kMaxSweepPoints = 1'000'000;
 
 struct SweepAxis {
-  std::string name;                    // the knob's flag without dashes, e.g. "cores"; the column
-  std::string key;                     // the settings key it sets, e.g. "server.cores"
-  std::vector<nlohmann::json> values;  // JSON numbers, in sweep order
+  std::string name;  // the knob's flag without dashes, e.g. "cores"; the column
+  std::string key;   // the settings key it sets, e.g. "server.cores"
+  // In sweep order, as the knob's flag takes them: numbers, words (router,
+  // server, ...) as JSON strings, on/off switches as JSON booleans.
+  std::vector<nlohmann::json> values;
+  // The key takes 1/value: speedup X sets run.time_scale to 1/X.
+  bool reciprocal = false;
+
+  // The value the settings key takes at value index `i`.
+  nlohmann::json setting_value(std::size_t i) const;
+  // Every value a number (a knob that can be drawn on a numeric axis).
+  bool numeric() const;
 };
 
 struct Sweep {
@@ -57,7 +67,7 @@ std::string sweep_run_mode(const std::vector<std::string>& modes);
 std::vector<double> range_values(double start, double stop, double step, const std::string& label);
 
 // A value as sweep.csv shows it: a whole number as such, a real in its
-// shortest round-trip form.
+// shortest round-trip form, a word as itself, a switch as on or off.
 std::string sweep_value_text(const nlohmann::json& value);
 
 // The K-th of N interleaved slices (1 <= K <= N): the points whose index
@@ -80,13 +90,17 @@ struct SweepPointResult {
   std::vector<SweepModeSummary> modes;  // the sweep's modes, recorded first
 };
 
+// Told how many points are done after each one, from the thread that ran it,
+// one call at a time.
+using SweepPointDone = std::function<void(std::size_t done)>;
+
 // Runs the points (indices into the grid) on up to `threads` threads, each
 // point one run_scenario on one thread; the trace is only read. The results
 // come in the order of `points`, whatever `threads` is. Rethrows the first
 // failure after every thread has stopped.
 std::vector<SweepPointResult> run_sweep(const Sweep& sweep, const Settings& base,
                                         const Trace& trace, const std::vector<std::size_t>& points,
-                                        unsigned threads);
+                                        unsigned threads, const SweepPointDone& point_done = {});
 
 // The keys of a run's summary under these settings, in order, as summary.csv
 // names them: an empty run's (which figures exist does not depend on the
@@ -100,6 +114,10 @@ std::vector<std::string> summary_keys(const Settings& settings);
 std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& base);
 // `mode,<axis names>,<figure keys>` and a newline.
 std::string sweep_csv_header(const Sweep& sweep, const Settings& base);
+// For each key, a comma and the figure as summary.csv writes it (nothing for a
+// null or missing one), from `summary`, else from `ci95`.
+void append_figure_fields(std::string& out, const std::vector<std::string>& keys,
+                          const Summary& summary, const Summary* ci95 = nullptr);
 // A point's rows, one a mode, in summary.csv's number format.
 std::string sweep_csv_rows(const Sweep& sweep, const std::vector<std::string>& figure_keys,
                            const SweepPointResult& point);

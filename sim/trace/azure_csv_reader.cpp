@@ -101,7 +101,7 @@ std::size_t read_rows(TextLines& lines, const std::vector<int>& column_of_field,
 
 // Reads the file in place, for Azure's unquoted shape; throws QuoteSeen, or
 // InputError for what it cannot read.
-Trace read_in_place(const std::string& path, std::string_view bytes) {
+Trace read_in_place(const std::string& path, std::string_view bytes, unsigned threads) {
   Trace trace;
   trace.path = path;
   trace.format = "azure-csv";
@@ -146,7 +146,8 @@ Trace read_in_place(const std::string& path, std::string_view bytes) {
   std::string_view body = lines.rest();
   body = body.substr(0, body.find_last_not_of(" \t\r\n") + 1);
   std::size_t split = body.size();
-  if (body.size() >= kParallelBytes && usable_cores() > 1) {
+  if (threads == 0) threads = usable_cores() > 1 ? 2 : 1;
+  if (body.size() >= kParallelBytes && threads > 1) {
     split = body.find('\n', body.size() / 2);
     split = split == std::string_view::npos ? body.size() : split + 1;
   }
@@ -158,6 +159,7 @@ Trace read_in_place(const std::string& path, std::string_view bytes) {
   std::size_t earlier = 0, later = 0, first_lines = 0;
   std::future<void> reading;
   if (!second.empty()) {
+    trace.read_threads = 2;
     reading = std::async(std::launch::async, [&] {
       first_lines = static_cast<std::size_t>(std::count(first.begin(), first.end(), '\n'));
       // More lines than valid ones fit: the first half holds an error, which
@@ -198,7 +200,7 @@ Trace read_quoted(const std::string& path, std::string_view bytes) {
 
 }  // namespace
 
-Trace read_azure_csv(const std::string& path) {
+Trace read_azure_csv(const std::string& path, unsigned threads) {
   std::optional<MappedFile> file;
   try {
     file.emplace(path);
@@ -215,7 +217,7 @@ Trace read_azure_csv(const std::string& path) {
   // reads is what the RFC 4180 reader would; on an error it gives way to
   // that reader, whose answer stands, when the file has a quote.
   try {
-    return read_in_place(path, bytes);
+    return read_in_place(path, bytes, threads);
   } catch (const QuoteSeen&) {
     return read_quoted(path, bytes);
   } catch (const InputError&) {

@@ -13,7 +13,8 @@ namespace infersim {
 
 // Reads and normalizes the file (MODEL.md section 2). Throws InputError naming
 // the file, line and field of the first bad value.
-Trace read_azure_csv(const std::string& path);
+// `threads` as TraceSource::read_threads.
+Trace read_azure_csv(const std::string& path, unsigned threads = 0);
 
 // Parses a token count field: a non-negative integer that fits in 32 bits.
 // Returns an empty string on success, else what is wrong.

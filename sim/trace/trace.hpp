@@ -44,6 +44,7 @@ struct Trace {
   std::uint32_t block_id_tokens = 0;
   std::uint64_t filtered_out = 0;  // rows a --filter did not keep
   std::uint64_t out_of_order = 0;  // lines whose timestamp was earlier than the line before
+  unsigned read_threads = 1;       // the threads that read the file
 
   std::uint64_t total_context_tokens() const;
   std::uint64_t total_generated_tokens() const;

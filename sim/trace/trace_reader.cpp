@@ -348,7 +348,7 @@ Trace read_trace(const TraceSource& given) {
   const TraceSource source = resolve_source(given);
   if (source.format == "azure-csv" && source.filters.empty() &&
       source.columns.timestamp == "TIMESTAMP" && source.unit == TimestampUnit::kDatetime) {
-    return read_azure_csv(source.path);
+    return read_azure_csv(source.path, source.read_threads);
   }
   if (source.format == "aiperf-jsonl") return read_aiperf_trace(source);
   if (source.format == "token-ids-jsonl") return read_token_ids_trace(source);

@@ -29,6 +29,9 @@ struct TraceSource {
   ColumnMapping columns;  // empty names: the format's own
   TimestampUnit unit = TimestampUnit::kAuto;
   std::vector<std::pair<std::string, std::string>> filters;  // keep rows where column == value
+  // Threads a large Azure file may be read on (1 or 2; 0: two when this
+  // process may use more than one CPU). The records read are the same.
+  unsigned read_threads = 0;
 };
 
 }  // namespace infersim

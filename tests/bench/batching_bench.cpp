@@ -57,6 +57,10 @@ class CountingContext final : public ServerContext {
   void schedule(SimTime at, Phase phase, std::uint32_t kind, std::uint64_t subject) override {
     engine_.schedule_at(at, phase, kind, subject);
   }
+  bool pending_now_before(Phase phase) const override {
+    const EventKey* next = engine_.next_key();
+    return next != nullptr && next->time == engine_.now() && next->phase() < phase;
+  }
   void started(std::uint64_t, std::uint32_t, SimTime) override {}
   void first_token(std::uint64_t, SimTime) override {}
   void finished(std::uint64_t, SimTime at, std::uint32_t, std::uint64_t) override {

@@ -41,10 +41,20 @@ inline const char* name_of(Target target) {
   return "";
 }
 
+// The folder write_input writes to: the temporary folder ($TMPDIR, which
+// run_fuzzers.sh points into each target's work folder) unless set; the unit
+// test that replays the kept inputs sets its own test folder.
+inline std::filesystem::path& input_dir() {
+  static std::filesystem::path dir;
+  return dir;
+}
+
 // A file of this process's own, so parallel fuzzing jobs do not share one.
 inline std::string write_input(std::string_view bytes, const std::string& extension) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                     ("infersim-fuzz-" + std::to_string(::getpid()) + extension);
+  const std::filesystem::path dir =
+      input_dir().empty() ? std::filesystem::temp_directory_path() : input_dir();
+  const std::filesystem::path path =
+      dir / ("infersim-fuzz-" + std::to_string(::getpid()) + extension);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();

@@ -3,13 +3,15 @@
 # then the fuzzers: configures BUILD_DIR (clang++ when there is one, with the
 # fuzz targets; else g++ without them), builds it on two cores, runs its ctest
 # but for this label (so nothing recurses), runs the reporters' relay under
-# ThreadSanitizer (with clang), and each fuzz target for SECONDS. CTest runs it
-# as the test `sanitized_suite` (label `sanitizer`).
-#   tests/sanitize/run.sh [BUILD_DIR [SECONDS]]    (build-asan, 60)
+# ThreadSanitizer (with clang), and each fuzz target for RUNS inputs from a
+# fixed seed (the same inputs every time: a crash fails the change that made
+# it, never one that met it by chance; tests/fuzz/search.sh is the open-ended
+# search). CTest runs it as the test `sanitized_suite` (label `sanitizer`).
+#   tests/sanitize/run.sh [BUILD_DIR [RUNS]]    (build-asan, 10000)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-asan}
-seconds=${2:-60}
+runs=${2:-10000}
 started=$(date +%s)
 
 fuzz=OFF
@@ -35,7 +37,7 @@ ctest --test-dir "$build" -j2 -LE sanitizer --output-on-failure
 echo "sanitize: sanitized suite passed after $(( $(date +%s) - started )) s"
 
 if [ "$fuzz" = ON ]; then
-  "$root/tests/fuzz/run_fuzzers.sh" "$build" "$seconds"
+  "$root/tests/fuzz/run_fuzzers.sh" "$build" --runs "$runs" --seed 1
 else
   echo "sanitize: no clang++, so no fuzzing"
 fi

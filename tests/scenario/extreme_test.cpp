@@ -71,8 +71,8 @@ class Extreme : public ::testing::Test {
 };
 
 TEST_F(Extreme, OneCoreUnderTheConversationHourQueuesThousands) {
-  const fs::path trace = test::source_dir() / "trace" / "azure_llm_conv_1h.csv";
-  ASSERT_TRUE(fs::exists(trace)) << trace << " is missing: run trace/fetch (see README.md)";
+  const fs::path trace = test::published_trace("azure_llm_conv_1h.csv");
+  ASSERT_TRUE(fs::exists(trace));
   const std::string text = test::read_file(trace);
   // lines after the header; the published file has no newline after its last line
   const double lines = static_cast<double>(std::count(text.begin(), text.end(), '\n') - 1 +
@@ -121,6 +121,15 @@ TEST_F(Extreme, RequestsThatGenerateNothing) {
   expect_conserved(summary, 3);
   EXPECT_EQ(summary["requests"], 3);
   EXPECT_EQ(summary["deadline_met"], 3) << "the TTFT budget alone is ample";
+  // 1200, 0 and 84 MI: 0.02 + 0 + 0.0014 s.
+  EXPECT_NEAR(summary["compute_s"].get<double>(), 0.0214, 1e-12);
+  EXPECT_TRUE(summary["tpot_mean_s"].is_null());
+  // With nothing generated the first token is the whole execution and the
+  // result has no bits: TTFT = finish + 15 ms of latency - arrival = makespan.
+  for (const auto& row : test::read_csv(last_output_ / "requests.csv")) {
+    EXPECT_EQ(row.at("ttft_s"), row.at("makespan_s")) << row.at("id");
+    EXPECT_EQ(test::ns_of(row.at("response_s")) - test::ns_of(row.at("finish_s")), 15'000'000);
+  }
 
   // The synthetic workload draws sizes with a mean of zero generated tokens.
   const fs::path output = dir_ / "compare";
@@ -140,6 +149,18 @@ TEST_F(Extreme, OneRequestRunsRecordedButHasNoMeanRateToCompare) {
   expect_conserved(summary, 1);
   EXPECT_EQ(summary["requests"], 1);
   EXPECT_EQ(summary["waiting_total_s"], 0);
+  // 1200 + 20000 MI: 353 333 333 ns; first token 3200 MI: 53 333 333 ns; up
+  // 15e6 + 2462 + 3200 ns (3200 bits), down 15e6 + 246 + 320 ns (320 bits).
+  const auto rows = test::read_csv(last_output_ / "requests.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(test::ns_of(rows[0].at("start_s")), 15'005'662);
+  EXPECT_EQ(test::ns_of(rows[0].at("finish_s")), 368'338'995);
+  EXPECT_EQ(test::ns_of(rows[0].at("response_s")), 383'339'561);
+  EXPECT_EQ(test::ns_of(rows[0].at("ttft_s")), 83'338'995);  // start + 53 333 333 + 15e6
+  // T is the last arrival, 0, rounded up to a minute: 0; the run ends with
+  // the response.
+  EXPECT_EQ(summary["run_length_s"], 0);
+  EXPECT_NEAR(summary["end_s"].get<double>(), 0.383339561, 1e-12);
 
   const fs::path output = dir_ / "compare";
   const auto r = test::run_cli({"run", "--trace", trace, "--output", output.string()});
@@ -149,25 +170,66 @@ TEST_F(Extreme, OneRequestRunsRecordedButHasNoMeanRateToCompare) {
   EXPECT_FALSE(fs::exists(output));
 }
 
+// 2000 equal requests at one instant on 4 cores: (600, 3) tokens, 7200 +
+// 6000 MI = 0.22 s each, first token 9200 MI = 153 333 333 ns; 19 200 bits up
+// (15e6 + 14 769 + 19 200 = 15 033 969 ns), 96 down (15e6 + 74 + 96 =
+// 15 000 170 ns); budget 2.3 s. They are issued in file order and the cores
+// free in turns, so request k starts at 0.015033969 + floor(k / 4) x 0.22 s.
 TEST_F(Extreme, EveryRequestAtTheSameInstant) {
   std::string rows;
   for (int i = 0; i < 2000; ++i)
-    rows += "2024-01-01 00:00:00.5," + std::to_string(i % 700) + ",3\n";
+    rows += "2024-01-01 00:00:00.5,600,3\n";
   const json summary = run(trace_file(rows), {"--cores", "4"});
   expect_finite(summary);
   expect_conserved(summary, 2000);
   EXPECT_EQ(summary["requests"], 2000);
-  EXPECT_GT(summary["avg_wait_s"].get<double>(), 0);
+  const auto requests = test::read_csv(last_output_ / "requests.csv");
+  ASSERT_EQ(requests.size(), 2000u);
+  for (std::int64_t k = 0; k < 2000; ++k) {
+    const std::int64_t start = 15'033'969 + k / 4 * 220'000'000;
+    ASSERT_EQ(test::ns_of(requests[k].at("start_s")), start) << k;
+    ASSERT_EQ(test::ns_of(requests[k].at("wait_s")), k / 4 * 220'000'000) << k;
+    ASSERT_EQ(test::ns_of(requests[k].at("response_s")), start + 220'000'000 + 15'000'170) << k;
+  }
+  // Waits 0.22 j s, j = 0 ... 499, four of each: 4 x 0.22 x 124 750.
+  EXPECT_NEAR(summary["waiting_total_s"].get<double>(), 109'780, 1e-6);
+  EXPECT_NEAR(summary["avg_wait_s"].get<double>(), 54.89, 1e-9);
+  // Sorted waits v_i = 0.22 floor(i / 4): p50 at 999.5 between 0.22 x 249 and
+  // 0.22 x 250; p99 at 1979.01 between 0.22 x 494 and 0.22 x 495.
+  EXPECT_NEAR(summary["wait_p50_s"].get<double>(), 54.89, 1e-9);
+  EXPECT_NEAR(summary["wait_p99_s"].get<double>(), 108.6822, 1e-9);
+  // Makespan 0.030034139 + 0.22 (j + 1) <= 2.3 for j <= 9: 40 met.
+  EXPECT_EQ(summary["deadline_met"], 40);
+  EXPECT_NEAR(summary["avg_makespan_ok_s"].get<double>(), 0.030034139 + 0.22 * 5.5, 1e-9);
+  EXPECT_NEAR(summary["compute_s"].get<double>(), 440, 1e-9);
+  // The last response, T being 0: 0.030034139 + 500 x 0.22.
+  EXPECT_NEAR(summary["end_s"].get<double>(), 110.030034139, 1e-9);
+  EXPECT_NEAR(summary["utilization"].get<double>(), 440 / (4 * 110.030034139), 1e-12);
 }
 
 TEST_F(Extreme, ADurationOfZeroDropsAllButTheFirstInstant) {
   const std::string trace = trace_file(
       "2024-01-01 00:00:00,100,10\n2024-01-01 00:00:00,10,1\n2024-01-01 00:00:02,100,10\n");
   const json summary = run(trace, {"--duration", "0"});
-  expect_finite(summary, {"utilization"});
+  expect_finite(summary);
   expect_conserved(summary, 3);
   EXPECT_EQ(summary["run_length_s"], 0);
-  EXPECT_EQ(summary["dropped"].get<double>() + summary["requests"].get<double>(), 3);
+  // Arrivals 0, 0 and 2 s against T = 0: only t > T is dropped.
+  EXPECT_EQ(summary["requests"], 2);
+  EXPECT_EQ(summary["dropped"], 1);
+  const auto rows = test::read_csv(last_output_ / "requests.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("context_tokens"), "100");
+  EXPECT_EQ(rows[1].at("context_tokens"), "10");
+  // (100, 10): 21200 MI = 353 333 333 ns, up 15 005 662, down 15 000 566:
+  // responds at 0.383339561. (10, 1): 2120 MI = 35 333 333 ns, up 15 000 566,
+  // down 15 000 057: responds at 0.065333956. The run ends at the later.
+  EXPECT_EQ(test::ns_of(rows[0].at("response_s")), 383'339'561);
+  EXPECT_EQ(test::ns_of(rows[1].at("response_s")), 65'333'956);
+  EXPECT_NEAR(summary["end_s"].get<double>(), 0.383339561, 1e-12);
+  EXPECT_NEAR(summary["compute_s"].get<double>(), 0.388666666, 1e-12);
+  EXPECT_NEAR(summary["utilization"].get<double>(), 0.388666666 / (8 * 0.383339561), 1e-12);
+  EXPECT_EQ(summary["deadline_met"], 2);
 }
 
 TEST_F(Extreme, AMillionRequestsSummaryOnly) {

@@ -120,7 +120,7 @@ TEST_F(ReportRender, ScriptsReadTheRunsFilesByRelativePath) {
 }
 
 TEST_F(ReportRender, GnuplotRendersEverySvg) {
-  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   const auto r = run("cmp");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
@@ -261,8 +261,8 @@ TEST(RunProgram, PassesArgumentsWithoutAShell) {
 TEST_F(ReportRender, ChromiumRendersTheReportOffline) {
   const fs::path chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) {
-    GTEST_SKIP() << chromium << " is not installed (Debian: chromium); the page's structure "
-                 << "is tested in report_html_test";
+    INFERSIM_SKIP_OR_FAIL(chromium << " is not installed (Debian: chromium); the page's "
+                                   << "structure is tested in report_html_test");
   }
   ASSERT_EQ(run("cmp").status, 0);
   const fs::path profile = dir_ / "chromium-profile";

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/input_error.hpp"
+#include "test_support.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
@@ -28,41 +29,18 @@ using ::testing::StartsWith;
 
 constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 
-// Gives each test the files it writes, under the test temporary directory,
-// each with a name of its own, and removes them when the test ends.
+// Each test's files in a folder of its own (test::temp_file).
 class AzureCsvReader : public ::testing::Test {
  protected:
   // Writes `bytes` exactly (no newline translation) and returns the path.
   std::string write_temp_file(const std::string& stem, const std::string& bytes) {
-    static int counter = 0;
-    const std::string path = ::testing::TempDir() + "infersim_azure_csv_" + stem + "_" +
-                             std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".csv";
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    out.close();
-    EXPECT_TRUE(out.good()) << "could not write " << path;
-    written_.push_back(path);
-    return path;
+    return test::temp_file(stem, bytes, ".csv").string();
   }
-
-  void TearDown() override {
-    for (const std::string& path : written_)
-      std::remove(path.c_str());
-  }
-
- private:
-  std::vector<std::string> written_;
 };
 
 // Reads the trace file at `path`, which must fail, and returns the error's message.
 std::string read_error(const std::string& path) {
-  try {
-    read_azure_csv(path);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << path << " was read without an error";
-  return {};
+  return test::error_of([&] { read_azure_csv(path); });
 }
 
 std::vector<std::int64_t> offsets(const Trace& trace) {
@@ -392,9 +370,7 @@ TEST_F(AzureCsvReader, ReadsQuotedFieldsAsRfc4180) {
 
 TEST_F(AzureCsvReader, ReadsAFileThatCannotBeMapped) {
   // A FIFO is read rather than mapped; the result is the same.
-  const std::string fifo =
-      ::testing::TempDir() + "infersim_azure_fifo_" + std::to_string(::getpid());
-  std::remove(fifo.c_str());
+  const std::string fifo = (test::fresh_dir() / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread writer([&] {
     std::ofstream out(fifo, std::ios::binary);

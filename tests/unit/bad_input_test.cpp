@@ -117,20 +117,7 @@ std::vector<BadTrace> bad_traces() {
   };
 }
 
-// The one line a refused run prints, without the program's name.
-std::string one_error_line(const test::CliResult& r) {
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-  const std::string prefix = "infersim: ";
-  EXPECT_THAT(r.err, StartsWith(prefix));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_FALSE(r.err.empty());
-  EXPECT_EQ(r.err.back(), '\n');
-  EXPECT_EQ(r.err.find('\r'), std::string::npos);
-  EXPECT_EQ(r.err.find('\0'), std::string::npos);
-  if (r.err.size() <= prefix.size()) return {};
-  return r.err.substr(prefix.size(), r.err.size() - prefix.size() - 1);
-}
+using test::one_error_line;
 
 class BadTraceFile : public ::testing::TestWithParam<BadTrace> {};
 

@@ -67,7 +67,8 @@ struct Simulated {
 };
 
 Simulated simulate_benchmark(bool burst = false) {
-  Simulated s{low_load_trace(burst), ModeResult()};
+  Simulated s;  // default-initialized: the result's request log has an explicit constructor
+  s.trace = low_load_trace(burst);
   s.result = run_recorded(known_knobs(burst ? 1 : 8), s.trace, true);
   return s;
 }
@@ -169,6 +170,90 @@ TEST(Calibrate, RecoversTheKnobsFromAnAiperfExportAndWritesSettingsRunTakes) {
   EXPECT_NEAR(applied.mi_per_generated_token, kGeneratedMi, 0.01 * kGeneratedMi);
 }
 
+// Five noisy requests, worked out by hand. TTFT = 0.1 + 0.002 x + e with
+// noise e = +0.01, -0.02, 0, +0.03, -0.02 at x = 100 ... 500 input tokens.
+// The normal equations of TTFT = a + b x,
+//   n a + Sx b = Sy,   Sx a + Sxx b = Sxy,
+// with n = 5, Sx = 1500, Sxx = 550 000, Sy = 3.5 (the noise sums to 0) and
+// Sxy = 0.1 Sx + 0.002 Sxx + Sum(x e) = 150 + 1100 - 1 = 1249, give
+//   D = n Sxx - Sx^2 = 500 000,
+//   b = (n Sxy - Sx Sy) / D = (6245 - 5250) / 500 000 = 0.00199,
+//   a = (Sy - b Sx) / n = (3.5 - 2.985) / 5 = 0.103.
+// Residuals y - a - b x = e - 0.003 + 0.00001 x: 0.008, -0.021, 0, 0.031,
+// -0.018; SSR = 0.000064 + 0.000441 + 0 + 0.000961 + 0.000324 = 0.00179.
+// SST about the mean 0.7: 0.39^2 + 0.22^2 + 0 + 0.23^2 + 0.38^2 = 0.3978.
+// sigma^2 = SSR / (n - 2) = 0.00179 / 3; (X'X)^-1 = [[Sxx, -Sx], [-Sx, n]] / D.
+// Decode per token after the first, (e2e - ttft) / (output - 1), on the four
+// requests with more than one output token: 0.050, 0.052, 0.047, 0.049.
+TEST(Calibrate, NoisyDataFitAsTheNormalEquationsSay) {
+  struct Point {
+    double input, output, ttft_s, e2e_s;
+  };
+  const std::vector<Point> points = {{100, 11, 0.31, 0.81},  // decode 0.5 s over 10 tokens: 0.050
+                                     {200, 21, 0.48, 1.52},  // 1.04 s over 20: 0.052
+                                     {300, 1, 0.70, 0.70},   // one token: no decode time to measure
+                                     {400, 41, 0.93, 2.81},  // 1.88 s over 40: 0.047
+                                     {500, 6, 1.08, 1.325}};  // 0.245 s over 5: 0.049
+  Measurement m;
+  m.path = "noisy.csv";
+  m.format = "csv";
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    MeasuredRequest r;
+    r.line = i + 2;
+    r.input_tokens = points[i].input;
+    r.output_tokens = points[i].output;
+    r.ttft_s = points[i].ttft_s;
+    r.e2e_s = points[i].e2e_s;
+    m.requests.push_back(r);
+  }
+  const Calibration c = calibrate(m, kMips);
+
+  // The normal equations in code, beside the hand figures above.
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const Point& p : points) {
+    sx += p.input;
+    sy += p.ttft_s;
+    sxx += p.input * p.input;
+    sxy += p.input * p.ttft_s;
+  }
+  const double n = 5, d = n * sxx - sx * sx;
+  const double b = (n * sxy - sx * sy) / d;
+  const double a = (sy - b * sx) / n;
+  EXPECT_NEAR(b, 0.00199, 1e-15);
+  EXPECT_NEAR(a, 0.103, 1e-14);
+
+  const double sigma2 = 0.00179 / 3;
+  EXPECT_EQ(c.requests, 5u);
+  EXPECT_NEAR(c.ttft_slope_s, 0.00199, 1e-9);
+  EXPECT_NEAR(c.ttft_intercept_s, 0.103, 1e-9);
+  EXPECT_NEAR(c.ttft_slope_se_s, std::sqrt(sigma2 * n / d), 1e-9);        // 7.7244e-5
+  EXPECT_NEAR(c.ttft_intercept_se_s, std::sqrt(sigma2 * sxx / d), 1e-9);  // 0.025619
+  EXPECT_NEAR(c.ttft_slope_se_s, 7.724420150837e-05, 1e-9);
+  EXPECT_NEAR(c.ttft_intercept_se_s, 0.025619003363389, 1e-9);
+  EXPECT_NEAR(c.ttft_r2, 1 - 0.00179 / 0.3978, 1e-9);  // 0.99550025138
+  EXPECT_NEAR(c.residual_sd_s, std::sqrt(sigma2), 1e-9);
+  // |residuals| sorted 0, 0.008, 0.018, 0.021, 0.031, at position 4q.
+  EXPECT_NEAR(c.residual_p50_s, 0.018, 1e-9);
+  EXPECT_NEAR(c.residual_p90_s, 0.021 + 0.6 * 0.010, 1e-9);   // 0.027
+  EXPECT_NEAR(c.residual_p99_s, 0.021 + 0.96 * 0.010, 1e-9);  // 0.0306
+  // Decode: mean 0.198 / 4 = 0.0495; deviations +-0.0005, +-0.0025: sample
+  // variance 1.3e-5 / 3, standard error sqrt(1.3e-5 / 3 / 4) = 0.00104083.
+  EXPECT_EQ(c.decode_requests, 4u);
+  EXPECT_NEAR(c.decode_s_per_token, 0.0495, 1e-9);
+  EXPECT_NEAR(c.decode_se_s, std::sqrt(1.3e-5 / 12), 1e-9);
+  // Knobs at 60000 MIPS: 0.00199 s a token = 119.4 MI, 0.0495 s = 2970 MI.
+  EXPECT_NEAR(c.mi_per_context_token, 119.4, 1e-9 * 60000);
+  EXPECT_NEAR(c.mi_per_context_token_se, std::sqrt(sigma2 * n / d) * 60000, 1e-9 * 60000);
+  EXPECT_NEAR(c.mi_per_generated_token, 2970, 1e-9 * 60000);
+  EXPECT_NEAR(c.mi_per_generated_token_se, std::sqrt(1.3e-5 / 12) * 60000, 1e-9 * 60000);
+  EXPECT_NEAR(c.fixed_overhead_s, 0.103 - 0.0495, 1e-9);  // 0.0535
+  // Robust sd: residuals' median 0, median |residual| 0.018: threshold
+  // 3 x 1.4826 x 0.018 = 0.080 s, above every residual.
+  EXPECT_EQ(c.queued_fraction, 0);
+  EXPECT_FALSE(c.mean_concurrency.has_value());  // no start times
+  EXPECT_TRUE(c.warnings.empty());
+}
+
 TEST(Calibrate, RefusesToOverwriteWithoutForce) {
   const Simulated s = simulate_benchmark();
   const auto dir = fresh_dir();
@@ -239,11 +324,10 @@ TEST(Calibrate, BadInputFailsWithOneLineNamingFileLineAndField) {
   const auto out = (dir / "out.json").string();
   auto error_of = [&](const std::string& name, const std::string& content) {
     const auto path = write_file(dir / name, content).string();
-    const auto r = run_cli({"calibrate", "--from", path, "--output", out});
-    EXPECT_EQ(r.status, 2) << name;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(out));
-    return r.err;
+    const std::string line =
+        test::one_error_line(run_cli({"calibrate", "--from", path, "--output", out}));
+    EXPECT_FALSE(std::filesystem::exists(out)) << name;
+    return line;
   };
   EXPECT_THAT(error_of("bad.csv",
                        "input_tokens,output_tokens,ttft_s,e2e_s\n10,5,0.1,0.5\n"

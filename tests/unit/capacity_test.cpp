@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -32,12 +33,7 @@ Target target_of(const std::string& text) {
 }
 
 std::string error_of(const std::string& text) {
-  try {
-    target_of(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return test::error_of([&] { target_of(text); });
 }
 
 TEST(CapacityTarget, ParsesClausesThatMustAllHold) {
@@ -98,6 +94,7 @@ TEST(CapacityBisection, WholeKnobFindsTheFirstValueThatMeets) {
     EXPECT_FALSE(r.below->met);
     EXPECT_LE(runs, 12);  // the two bounds and log2(1023) halvings
     EXPECT_EQ(static_cast<std::size_t>(runs), r.probes.size());
+    EXPECT_LE(r.probes.size(), capacity_max_runs(whole_search(1, 1024)));
   }
 }
 
@@ -123,6 +120,19 @@ TEST(CapacityBisection, BoundsAreCheckedFirst) {
   EXPECT_EQ(single.probes.size(), 1u);  // each value runs once
 }
 
+TEST(CapacityBisection, EachRunIsToldAsItEnds) {
+  std::vector<double> told;
+  const CapacityResult r = bisect_capacity(
+      whole_search(1, 16), [](double cores) { return fake(cores >= 5 ? 1.0 : 0.5); },
+      [&](const CapacityProbe& p) { told.push_back(p.value); });
+  // 16, 1, then halving [1, 16]: 8, 4, 6, 5.
+  EXPECT_THAT(told, testing::ElementsAre(16, 1, 8, 4, 6, 5));
+  EXPECT_EQ(r.answer->value, 5);
+  EXPECT_EQ(capacity_max_runs(whole_search(1, 16)), 6u);  // 2 + log2(15) rounded up
+  EXPECT_EQ(capacity_max_runs(whole_search(1, 1024)), 12u);
+  EXPECT_EQ(capacity_max_runs(whole_search(3, 3)), 1u);
+}
+
 TEST(CapacityBisection, RealKnobStopsWithinTheTolerance) {
   CapacitySearch search;
   search.knob = "mips-per-core";
@@ -139,6 +149,7 @@ TEST(CapacityBisection, RealKnobStopsWithinTheTolerance) {
   EXPECT_LT(r.below->value, threshold);
   EXPECT_LE(r.answer->value - r.below->value, 1e-3 * r.answer->value);
   EXPECT_GT(r.answer->value - r.below->value, 0.25e-3 * r.answer->value);  // no needless runs
+  EXPECT_LE(r.probes.size(), capacity_max_runs(search));
 }
 
 TEST(CapacityBisection, RealKnobNearZeroStopsAtTheRangeFloor) {
@@ -166,45 +177,22 @@ TEST(CapacityBisection, RefusesImpossibleSearches) {
   EXPECT_THROW(check_capacity_search(tolerance), InputError);
 }
 
-// Eight requests in two bursts, as in the sweep tests.
-constexpr const char* kTrace =
-    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-    "2024-01-01 00:00:00.000,1000,10\n"
-    "2024-01-01 00:00:00.000,2000,20\n"
-    "2024-01-01 00:00:00.100,500,5\n"
-    "2024-01-01 00:00:00.200,3000,30\n"
-    "2024-01-01 00:00:30.000,1000,40\n"
-    "2024-01-01 00:00:30.000,1500,15\n"
-    "2024-01-01 00:00:30.500,800,8\n"
-    "2024-01-01 00:00:59.000,1200,12\n";
-
-class CapacityCommand : public ::testing::Test {
+class CapacityCommand : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
-  }
-  test::CliResult capacity(std::vector<std::string> extra, const std::string& folder = "cap") {
-    std::vector<std::string> args = {"capacity", "--trace", trace_, "--output",
-                                     (dir_ / folder).string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
+  CapacityCommand() : TraceFolder(test::kTwoBurstsTrace) {}
+  test::CliResult capacity(const std::vector<std::string>& extra,
+                           const std::string& folder = "cap") {
+    return run_on_trace({"capacity"}, folder, extra);
   }
   // A figure of a plain recorded run with the test's flags.
   double run_figure(const std::vector<std::string>& flags, const std::string& key) {
     const std::string folder = "run" + std::to_string(++runs_);
-    std::vector<std::string> args = {
-        "run",     "--recorded", "--per-request", "none",
-        "--trace", trace_,       "--output",      (dir_ / folder).string()};
-    args.insert(args.end(), flags.begin(), flags.end());
-    const auto r = test::run_cli(args);
+    const auto r = run_on_trace({"run", "--recorded", "--per-request", "none"}, folder, flags);
     EXPECT_EQ(r.status, 0) << r.err;
     const auto summary = nlohmann::json::parse(test::read_file(dir_ / folder / "summary.json"));
     return summary[key].get<double>();
   }
   int runs_ = 0;
-  fs::path dir_;
-  std::string trace_;
 };
 
 TEST_F(CapacityCommand, WholeAnswerMeetsTheTargetAndTheCoreBelowDoesNot) {
@@ -255,25 +243,112 @@ TEST_F(CapacityCommand, RealAnswerIsWithinTheToleranceOfTheFirstThatMeets) {
   EXPECT_EQ(doc["recorded"]["avg_wait_s"].get<double>(), at(answer));
 }
 
-TEST_F(CapacityCommand, SaysWhenEvenTheMaximumFails) {
+TEST_F(CapacityCommand, SaysWhenEvenTheMaximumFailsAndExitsWithStatus4) {
   const auto r = capacity({"--target", "success_rate>=1", "--vary", "cores", "--max", "1",
                            "--modes", "recorded", "--decode-budget", "0.02"});
-  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(r.status, 4) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("capacity: no value from 1 to 1 meets success_rate>=1 in every mode"));
   EXPECT_THAT(r.out, HasSubstr("not found: even the maximum, cores=1, fails the target"));
   const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
   EXPECT_TRUE(doc["recorded"]["cores"].is_null());
   EXPECT_EQ(doc["recorded"]["reason"], "even the maximum, cores=1, fails the target");
   EXPECT_EQ(doc["recorded"]["at_max"]["cores"], 1);
+  ASSERT_EQ(doc["recorded"]["steps"].size(), 1u);
+  EXPECT_EQ(doc["recorded"]["steps"][0]["met"], false);
+  EXPECT_TRUE(fs::exists(dir_ / "cap" / "capacity.csv"));
+}
+
+// Six long prompts within 40 ms, then two short ones (the sweep tests' burst):
+// one batching replica misses most deadlines of 0.3 s to the first token and
+// 0.01 s a generated token.
+constexpr const char* kBurstTrace =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2024-01-01 00:00:00.000,4000,50\n"
+    "2024-01-01 00:00:00.000,6000,40\n"
+    "2024-01-01 00:00:00.010,3000,60\n"
+    "2024-01-01 00:00:00.020,5000,30\n"
+    "2024-01-01 00:00:00.030,2000,80\n"
+    "2024-01-01 00:00:00.040,7000,20\n"
+    "2024-01-01 00:00:30.000,1000,40\n"
+    "2024-01-01 00:00:30.000,1500,15\n";
+
+TEST_F(CapacityCommand, FewestReplicasIsTheFirstThatMeetsFromTheDefaultRange) {
+  trace_ = test::write_file(dir_ / "burst.csv", kBurstTrace).string();
+  // A small KV cache a replica keeps the 1024-replica run small.
+  const std::vector<std::string> batching = {
+      "--server",        "batching", "--ttft-budget", "0.3",
+      "--decode-budget", "0.01",     "--kv-blocks",   "1024"};
+  std::vector<std::string> args = {"--target", "success_rate>=1", "--vary",
+                                   "replicas", "--modes",         "recorded"};
+  args.insert(args.end(), batching.begin(), batching.end());
+  const auto r = capacity(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "cap" / "settings.json"));
+  EXPECT_EQ(settings["capacity"]["min"], 1);
+  EXPECT_EQ(settings["capacity"]["max"], 1024);
+  const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
+  const int replicas = doc["recorded"]["replicas"].get<int>();
+  ASSERT_GT(replicas, 1) << doc.dump();
+  const auto at = [&](int n) {
+    std::vector<std::string> flags = batching;
+    flags.insert(flags.end(), {"--replicas", std::to_string(n)});
+    return run_figure(flags, "success_rate");
+  };
+  EXPECT_EQ(at(replicas), 1.0);
+  EXPECT_LT(at(replicas - 1), 1.0);
+  EXPECT_THAT(r.out, HasSubstr("recorded  replicas=" + std::to_string(replicas) +
+                               "  success_rate=1  | at replicas=" + std::to_string(replicas - 1)));
+
+  // Every run in the order run: the maximum, the minimum, then the halvings,
+  // each met exactly when at or above the answer (the target is monotone here).
+  const auto& steps = doc["recorded"]["steps"];
+  ASSERT_EQ(steps.size(), doc["recorded"]["runs"].get<std::size_t>());
+  ASSERT_GE(steps.size(), 3u);
+  EXPECT_EQ(steps[0]["replicas"], 1024);
+  EXPECT_EQ(steps[1]["replicas"], 1);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i]["run"], i + 1);
+    EXPECT_EQ(steps[i]["met"], steps[i]["replicas"].get<int>() >= replicas) << steps[i].dump();
+    EXPECT_EQ(steps[i]["met"], steps[i]["success_rate"].get<double>() >= 1) << steps[i].dump();
+  }
+  // capacity.csv: the same runs, a row each, with every summary figure.
+  const std::string csv = test::read_file(dir_ / "cap" / "capacity.csv");
+  std::istringstream lines(csv);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_THAT(header, testing::StartsWith("mode,run,replicas,met,requests,dropped,"));
+  EXPECT_THAT(header, HasSubstr(",prefix_hit_rate,"));
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);)
+    rows.push_back(line);
+  ASSERT_EQ(rows.size(), steps.size());
+  EXPECT_THAT(rows[0], testing::StartsWith("recorded,1,1024,true,8,"));
+  EXPECT_THAT(rows[1], testing::StartsWith("recorded,2,1,false,8,"));
+  // The plots mark the answer.
+  EXPECT_THAT(test::read_file(dir_ / "cap" / "plots" / "success_rate.gp"),
+              HasSubstr("set arrow 1 from first " + std::to_string(replicas) + ", graph 0"));
+}
+
+TEST_F(CapacityCommand, PlotsNoneDrawsNone) {
+  ASSERT_EQ(capacity({"--target", "success_rate>=1", "--vary", "cores", "--max", "8", "--modes",
+                      "recorded", "--plots", "none"})
+                .status,
+            0);
+  EXPECT_TRUE(fs::exists(dir_ / "cap" / "capacity.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "cap" / "plots"));
 }
 
 TEST_F(CapacityCommand, BadSearchesAreRefusedBeforeAnythingIsWritten) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--target", "success_rate>=1", "--vary", "devices"},
-       "--min: required for --vary devices (only cores has a default range"},
+       "--min: required for --vary devices (only cores and replicas have a default range"},
       {{"--target", "sucess_rate>=1", "--vary", "cores"}, "did you mean success_rate?"},
       {{"--target", "success_rate>=1", "--vary", "core"},
        "unknown knob 'core' (did you mean cores?)"},
       {{"--target", "success_rate>=1", "--vary", "trace"}, "trace is not a numeric knob"},
+      {{"--target", "success_rate>=1", "--vary", "router"}, "router is not a numeric knob"},
+      {{"--target", "success_rate>=1", "--vary", "speedup"}, "give --vary time-scale"},
       {{"--target", "success_rate>=1", "--vary", "cores=1:8:1"}, "searches one knob"},
       {{"--target", "success_rate>=1", "--vary", "cores", "--min", "0"},
        "--min: --cores: must be a whole number from 1"},
@@ -285,8 +360,7 @@ TEST_F(CapacityCommand, BadSearchesAreRefusedBeforeAnythingIsWritten) {
        "--tolerance: must be greater than 0"},
       {{"--vary", "cores"}, "--target: give the target"},
       {{"--target", "success_rate>=1"}, "--vary: name the knob"},
-      {{"--target", "success_rate>=1", "--vary", "cores", "--plots", "svg"},
-       "--plots: a capacity search draws no plots"},
+      {{"--target", "success_rate>=1", "--vary", "cores", "--plots", "png"}, "--plots"},
       {{"--target", "success_rate>=1", "--vary", "cores", "--per-request", "none"},
        "--per-request: a capacity search writes no requests.csv"},
       {{"--target", "success_rate>=1", "--vary", "cores", "--modes", "recorded", "--replications",

@@ -20,20 +20,12 @@ constexpr const char* kTrace =
     "2024-01-01 00:00:00.250,500,0\n"
     "2024-01-01 00:01:30.500,2000,20\n";
 
-class CommandLine : public ::testing::Test {
+class CommandLine : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
+  CommandLine() : TraceFolder(kTrace) {}
+  test::CliResult run(const std::vector<std::string>& extra, const std::string& folder = "run") {
+    return run_on_trace({"run", "--recorded"}, folder, extra);
   }
-  test::CliResult run(std::vector<std::string> extra, const std::string& folder = "run") {
-    std::vector<std::string> args = {"run",  "--recorded", "--trace",
-                                     trace_, "--output",   (dir_ / folder).string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
-  }
-  fs::path dir_;
-  std::string trace_;
 };
 
 TEST_F(CommandLine, VersionNamesTheProgram) {
@@ -294,6 +286,80 @@ TEST_F(TraceFlags, GenericColumnsFiltersAndWindowFromTheCommandLine) {
   EXPECT_THAT(r.out, HasSubstr("1 outside the replay window"));
   const std::string requests = test::read_file(dir_ / "g" / "requests.csv");
   EXPECT_THAT(requests, HasSubstr("\n1,1,2.500000000,30,4,"));
+}
+
+// The replay window's flags through `run`, down to the arrivals written: a
+// hand-made trace at offsets 0, 2, 10, 11, 30 and 31.5 s (gaps 2, 8, 1, 19
+// and 1.5 s).
+class ReplayWindowFlags : public CommandLine {
+ protected:
+  void SetUp() override {
+    CommandLine::SetUp();
+    trace_ = test::write_file(dir_ / "window.csv",
+                              "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                              "2024-01-01 00:00:00.000,100,1\n"
+                              "2024-01-01 00:00:02.000,101,1\n"
+                              "2024-01-01 00:00:10.000,102,1\n"
+                              "2024-01-01 00:00:11.000,103,1\n"
+                              "2024-01-01 00:00:30.000,104,1\n"
+                              "2024-01-01 00:00:31.500,105,1\n")
+                 .string();
+  }
+  // A recorded run of the window trace, without plots.
+  test::CliResult replay(std::vector<std::string> flags, const std::string& folder = "run") {
+    flags.insert(flags.end(), {"--plots", "none"});
+    return run(flags, folder);
+  }
+  // The run's requests: (arrival in ns, context tokens, which names the record).
+  std::vector<std::pair<std::int64_t, std::string>> arrivals(const std::string& folder) {
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    for (const auto& row : test::read_csv(dir_ / folder / "requests.csv"))
+      out.emplace_back(test::ns_of(row.at("arrival_s")), row.at("context_tokens"));
+    return out;
+  }
+  static constexpr std::int64_t kS = 1'000'000'000;
+};
+
+TEST_F(ReplayWindowFlags, StartOffsetKeepsTheLaterRecordsCountedFromIt) {
+  const auto r = replay({"--start-offset", "5"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // 10, 11, 30 and 31.5 s are kept; 0 and 2 s are before the window.
+  EXPECT_EQ(arrivals("run"),
+            (std::vector<std::pair<std::int64_t, std::string>>{
+                {5 * kS, "102"}, {6 * kS, "103"}, {25 * kS, "104"}, {26'500'000'000, "105"}}));
+  EXPECT_THAT(r.out, HasSubstr("2 outside the replay window"));
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["run"]["start_offset_s"], 5.0);
+}
+
+TEST_F(ReplayWindowFlags, MaxIdleGapCutsEachLongGapAndShiftsWhatFollows) {
+  const auto r = replay({"--max-idle-gap", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // gaps 2, 8, 1, 19, 1.5 s become 2, 3, 1, 3, 1.5 s
+  EXPECT_EQ(arrivals("run"),
+            (std::vector<std::pair<std::int64_t, std::string>>{{0, "100"},
+                                                               {2 * kS, "101"},
+                                                               {5 * kS, "102"},
+                                                               {6 * kS, "103"},
+                                                               {9 * kS, "104"},
+                                                               {10'500'000'000, "105"}}));
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["run"]["max_idle_gap_s"], 3.0);
+}
+
+TEST_F(ReplayWindowFlags, TheGapCapWorksOnTheWindowNotOnItsLeadIn) {
+  const auto r = replay({"--start-offset", "5", "--max-idle-gap", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // window 10, 11, 30, 31.5 s counted from 5: 5, 6, 25, 26.5; the 5 s from the
+  // window's start to its first record is no gap between records and stays;
+  // the gap of 19 s becomes 3: 5, 6, 9, 10.5.
+  EXPECT_EQ(arrivals("run"),
+            (std::vector<std::pair<std::int64_t, std::string>>{
+                {5 * kS, "102"}, {6 * kS, "103"}, {9 * kS, "104"}, {10'500'000'000, "105"}}));
+  // The same knobs from a settings file.
+  test::write_file(dir_ / "s.json", R"({"run": {"start_offset_s": 5, "max_idle_gap_s": 3}})");
+  ASSERT_EQ(replay({"--settings", (dir_ / "s.json").string()}, "file").status, 0);
+  EXPECT_EQ(arrivals("file"), arrivals("run"));
 }
 
 }  // namespace

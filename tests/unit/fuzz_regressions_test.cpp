@@ -31,6 +31,10 @@ std::vector<fs::path> inputs_of(fuzz::Target target, const std::string& kind) {
 class FuzzRegressions : public ::testing::TestWithParam<fuzz::Target> {};
 
 TEST_P(FuzzRegressions, KeptInputsAndSeedsGiveAnswersNotCrashes) {
+  // The entry writes each input to a file: in this test's folder, not in the
+  // machine's temporary folder.
+  const fs::path dir = test::fresh_dir();
+  fuzz::input_dir() = dir;
   const std::vector<fs::path> seeds = inputs_of(GetParam(), "corpus");
   EXPECT_FALSE(seeds.empty()) << "no seed corpus for " << fuzz::name_of(GetParam());
   std::vector<fs::path> files = inputs_of(GetParam(), "regressions");
@@ -43,6 +47,12 @@ TEST_P(FuzzRegressions, KeptInputsAndSeedsGiveAnswersNotCrashes) {
     } catch (const std::exception& e) {
       ADD_FAILURE() << "not an InputError: " << e.what();
     }
+  }
+  fuzz::input_dir().clear();
+  EXPECT_FALSE(fs::is_empty(dir)) << "the inputs were written somewhere else";
+  for (const char* extension : {".csv", ".jsonl", ".json"}) {
+    EXPECT_FALSE(fs::exists(fs::temp_directory_path() /
+                            ("infersim-fuzz-" + std::to_string(::getpid()) + extension)));
   }
 }
 

@@ -16,7 +16,6 @@ namespace infersim {
 namespace {
 using test::fresh_dir;
 using test::run_cli;
-using test::source_dir;
 using test::write_file;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
@@ -40,13 +39,7 @@ std::string inspect(const std::vector<std::string>& args) {
 }
 
 std::string input_error_of(const std::vector<std::string>& args) {
-  try {
-    inspect(args);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError";
-  return "";
+  return test::error_of([&] { inspect(args); });
 }
 
 // The table's line for a figure: its name, then the value after the padding.
@@ -59,13 +52,7 @@ std::string line_of(const std::string& table, const std::string& name) {
   return "";
 }
 
-std::string published_trace(const std::string& name) {
-  const auto path = source_dir() / "trace" / name;
-  if (!std::filesystem::exists(path)) {
-    ADD_FAILURE() << path << " is missing: run trace/fetch (see README.md)";
-  }
-  return path.string();
-}
+using test::published_trace;
 
 TEST(InspectCommand, TableNamesTheTraceAndGivesALineAFigure) {
   const std::string path = small_csv();

@@ -1,6 +1,6 @@
 // Order statistics by selection against a full sort: signed and real keys,
 // repeats, extremes, distributions concentrated in one bucket (the recursive
-// case), every rank of small arrays, and the percentiles read off them.
+// case), every rank of small arrays.
 #include "core/order_statistics.hpp"
 
 #include <gtest/gtest.h>
@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <limits>
 #include <random>
-
-#include "report/summary.hpp"
 
 namespace infersim {
 namespace {
@@ -119,58 +117,6 @@ TEST(SelectRanks, RealKeysKeepTheirOrder) {
     EXPECT_EQ(double_of_order_key(order_key(x)), x);
   EXPECT_LT(order_key(-0.0), order_key(0.0));
   EXPECT_LT(order_key(-2.0), order_key(-1.0));
-}
-
-TEST(Percentiles, AgreeWithOnePercentileAtATime) {
-  std::mt19937_64 bits(1);
-  for (const std::size_t n : {1u, 2u, 10u, 4097u, 100000u}) {
-    std::vector<double> v(n);
-    for (auto& x : v)
-      x = static_cast<double>(bits() % 100000) / 7.0;
-    const std::vector<double> qs = {0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1};
-    const std::vector<std::optional<double>> all = percentiles(v, qs);
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-      std::vector<double> copy = v;
-      EXPECT_EQ(*all[i], *percentile(copy, qs[i])) << n << " " << qs[i];
-    }
-  }
-  EXPECT_FALSE(percentiles({}, {0.5})[0].has_value());
-}
-
-TEST(LatencySamples, PercentilesWantedOrNotAreThoseOfTheSortedValues) {
-  std::mt19937_64 bits(2);
-  LatencySamples samples;
-  std::vector<std::int64_t> waits;
-  for (int i = 0; i < 30000; ++i) {
-    const auto w = static_cast<std::int64_t>(bits() % 5 == 0 ? bits() % 9'000'000'000 : 0);
-    waits.push_back(w);
-    samples.add(Duration::ns(w + 100), Duration::ns(w + 50), Duration::ns(w));
-  }
-  samples.want(LatencySamples::kWait, 0.5);
-  samples.want_cdf(LatencySamples::kWait, 101);
-  for (const double q : {0.5, 0.77, 0.99, 1.0}) {
-    std::vector<std::int64_t> copy = waits;
-    EXPECT_EQ(*samples.percentile(LatencySamples::kWait, q), *percentile_seconds(copy, q)) << q;
-  }
-  for (const double q : LatencySamples::cdf_fractions(waits.size(), 101)) {
-    std::vector<std::int64_t> copy = waits;
-    EXPECT_EQ(*samples.percentile(LatencySamples::kWait, q), *percentile_seconds(copy, q)) << q;
-  }
-  // A value added after a percentile was read is seen by the next one.
-  samples.add(Duration::zero(), Duration::zero(), Duration::ns(std::int64_t{1} << 50));
-  EXPECT_EQ(*samples.percentile(LatencySamples::kWait, 1.0),
-            Duration::ns(std::int64_t{1} << 50).seconds());
-  EXPECT_FALSE(LatencySamples().percentile(LatencySamples::kTtft, 0.5).has_value());
-}
-
-TEST(LatencySamples, CdfFractionsAreEvenlySpacedOrOneAValue) {
-  EXPECT_TRUE(LatencySamples::cdf_fractions(0, 1001).empty());
-  EXPECT_EQ(LatencySamples::cdf_fractions(1, 1001), std::vector<double>{1.0});
-  EXPECT_EQ(LatencySamples::cdf_fractions(3, 1001), (std::vector<double>{0, 0.5, 1}));
-  const std::vector<double> f = LatencySamples::cdf_fractions(100000, 1001);
-  ASSERT_EQ(f.size(), 1001u);
-  EXPECT_EQ(f[100], 0.1);
-  EXPECT_EQ(f.back(), 1.0);
 }
 
 }  // namespace

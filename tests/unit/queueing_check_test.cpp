@@ -205,6 +205,59 @@ TEST(Agrees, WithinTwoPercentOrThreeStandardErrors) {
   EXPECT_FALSE(agrees(check));
 }
 
+TEST(Agrees, TheProbabilityOfWaitingMustAgreeToo) {
+  QueueCheck check;  // the mean wait exactly right; the probability 10 % high
+  check.analytic_wait_s = check.simulated_wait_s = 10;
+  check.analytic_wait_probability = 0.5;
+  check.simulated_wait_probability = 0.55;
+  check.probability_relative_error = 0.1;
+  EXPECT_FALSE(agrees(check));
+  for (const double standard_error : {0.016, 0.017}) {  // 3 of them: 0.048 and 0.051
+    check.probability_standard_error = standard_error;
+    EXPECT_EQ(agrees(check), standard_error > 0.05 / 3) << standard_error;
+  }
+}
+
+TEST(RunQueueCase, ReplicationsPoolTheWaitsOfSeedAfterSeed) {
+  // 2000 requests a replication cannot bring 3 standard errors within 10 % at
+  // 8 cores: all three replications run.
+  const QueueCase c{QueueCase::kMMc, 8, 0.8, 2000, 5, 3};
+  double sum_s = 0;
+  double waited = 0;
+  for (std::uint64_t seed : {5, 6, 7}) {
+    QueueCase one = c;
+    one.seed = seed;
+    for (Duration w : simulated_waits(queue_case_tasks(one), 8)) {
+      sum_s += w.seconds();
+      waited += w.count_ns() > 0 ? 1 : 0;
+    }
+  }
+  const QueueCheck check = run_queue_case(c);
+  EXPECT_EQ(check.replications, 3u);
+  EXPECT_EQ(check.simulated_wait_s, sum_s / 6000);
+  EXPECT_EQ(check.simulated_wait_probability, waited / 6000);
+  EXPECT_EQ(check.analytic_wait_probability, erlang_c(8, 6.4));
+  EXPECT_GT(check.probability_standard_error, 0);
+  EXPECT_GT(check.standard_error_s, 0);
+}
+
+TEST(RunQueueCase, StopsOnceBothPassMarksAreWithinTenPercent) {
+  // One core at rho = 0.5: 3 standard errors of 2 * 10^5 requests are a few
+  // percent of both figures, so the first replication is the last.
+  const QueueCheck check = run_queue_case({QueueCase::kMMc, 1, 0.5, 200'000, 42, 5});
+  EXPECT_EQ(check.replications, 1u);
+  EXPECT_LE(3 * check.standard_error_s, 0.1 * check.analytic_wait_s);
+  EXPECT_LE(3 * check.probability_standard_error, 0.1 * 0.5);
+  EXPECT_EQ(check.analytic_wait_probability, 0.5);  // Erlang C of one server is rho
+}
+
+TEST(BatchMeans, PooledFromSeveralRunsAsOneSet) {
+  EXPECT_EQ(batch_means({1, 2, 3, 4, 5, 6}, 3), (std::vector<double>{1.5, 3.5, 5.5}));
+  // means 1.5, 3.5, 5.5 and 7.5: standard deviation sqrt(20 / 3), over sqrt(4)
+  EXPECT_NEAR(standard_error_of_batch_means({1.5, 3.5, 5.5, 7.5}), std::sqrt(20.0 / 3) / 2, 1e-15);
+  EXPECT_EQ(standard_error_of_batch_means({4}), 0);
+}
+
 TEST(DefaultQueueCases, NineMmcCasesThenThreeMd1) {
   const std::vector<QueueCase> cases = default_queue_cases(1000, 5);
   ASSERT_EQ(cases.size(), 12u);
@@ -220,7 +273,9 @@ TEST(DefaultQueueCases, NineMmcCasesThenThreeMd1) {
   for (const QueueCase& c : cases) {
     EXPECT_EQ(c.requests, 1000u);
     EXPECT_EQ(c.seed, 5u);
+    EXPECT_EQ(c.max_replications, 1u);
   }
+  EXPECT_EQ(default_queue_cases(1000, 5, 7).back().max_replications, 7u);
 }
 
 }  // namespace

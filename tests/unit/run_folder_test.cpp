@@ -204,7 +204,7 @@ TEST(OutputFile, ATinyFileSystemFillsUpCleanly) {
   const fs::path mount_point = dir / "tiny";
   fs::create_directories(mount_point);
   if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+    INFERSIM_SKIP_OR_FAIL("cannot mount a tmpfs here: " << std::strerror(errno));
   }
   test::write_file(mount_point / "earlier.csv", "kept\n");
   try {

@@ -86,6 +86,10 @@ class ServerHarness final : public ServerContext {
     if (kind == kIssue) throw std::logic_error("a server event of the harness's own kind");
     engine_.schedule_at(at, phase, kind, subject);
   }
+  bool pending_now_before(Phase phase) const override {
+    const EventKey* next = engine_.next_key();
+    return next != nullptr && next->time == engine_.now() && next->phase() < phase;
+  }
   void started(std::uint64_t id, std::uint32_t unit, SimTime at) override {
     RequestReport& r = report(id);
     if (r.start) throw std::logic_error("started twice");

@@ -106,7 +106,9 @@ TEST(ServingMetrics, PreparedOnTwoThreadsOrReadAsNeededTheFiguresAreTheSame) {
     ServingMetrics metrics({{25, 50, 99}, std::nullopt}, tasks.size(), &tasks);
     for (std::size_t i = 0; i < tasks.size(); ++i)
       metrics.on_request(i, tasks[i], outcomes[i]);
-    if (way > 0) metrics.prepare(way == 2);
+    if (way > 0) {
+      EXPECT_EQ(metrics.prepare(way == 2), way == 2);  // the path taken
+    }
     metrics.append_to(summaries[way]);
     cdfs[way] = metrics.cdf();
   }
@@ -379,12 +381,7 @@ TEST(GoodputFlag, ReadsAiperfNames) {
 
 TEST(GoodputFlag, BadWordsAreNamed) {
   auto message = [](const std::string& text) {
-    try {
-      parse_goodput(text, "--goodput");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return test::error_of([&] { parse_goodput(text, "--goodput"); });
   };
   EXPECT_THAT(message("ttft=500"), HasSubstr("--goodput: expected NAME:MS"));
   EXPECT_THAT(message("ttfb:500"), HasSubstr("did you mean ttft?"));
@@ -406,24 +403,16 @@ constexpr const char* kTrace =
     "2024-01-01 00:00:00.300,2000,20\n"
     "2024-01-01 00:00:01.500,2000,20\n";
 
-class ServingFigures : public ::testing::Test {
+class ServingFigures : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
-  }
+  ServingFigures() : TraceFolder(kTrace) {}
   test::CliResult run(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"run",     "--recorded", "--trace",
-                                     trace_,    "--output",   (dir_ / "run").string(),
-                                     "--plots", "none",       "--force"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
+    extra.insert(extra.begin(), {"--plots", "none", "--force"});
+    return run_on_trace({"run", "--recorded"}, "run", extra);
   }
   nlohmann::ordered_json summary() {
     return nlohmann::ordered_json::parse(test::read_file(dir_ / "run" / "summary.json"));
   }
-  std::filesystem::path dir_;
-  std::string trace_;
 };
 
 TEST_F(ServingFigures, OutputKeysComeFirstInTheirOrderThenTheServingOnes) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/input_error.hpp"
+#include "test_support.hpp"
 
 namespace infersim {
 namespace {
@@ -25,16 +26,7 @@ using ::testing::Not;
 using ::testing::StartsWith;
 using json = nlohmann::json;
 
-// Runs `action`, which must throw InputError, and returns the message.
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError was thrown";
-  return {};
-}
+using test::error_of;
 
 // Applies a settings document (given as JSON text) to default settings and
 // returns the error it must raise.
@@ -43,29 +35,12 @@ std::string json_error(const std::string& document) {
   return error_of([&] { apply_settings_json(settings, json::parse(document), "test.json"); });
 }
 
-// Gives each test the files it writes, under the test temporary directory,
-// each with a name of its own, and removes them when the test ends.
+// Each test's files in a folder of its own (test::temp_file).
 class SettingsFile : public ::testing::Test {
  protected:
   std::string write_temp_file(const std::string& stem, const std::string& bytes) {
-    static int counter = 0;
-    const std::string path = ::testing::TempDir() + "infersim_settings_" + stem + "_" +
-                             std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".json";
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    out.close();
-    EXPECT_TRUE(out.good()) << "could not write " << path;
-    written_.push_back(path);
-    return path;
+    return test::temp_file(stem, bytes, ".json").string();
   }
-
-  void TearDown() override {
-    for (const std::string& path : written_)
-      std::remove(path.c_str());
-  }
-
- private:
-  std::vector<std::string> written_;
 };
 
 TEST(Settings, DefaultsAreTheSeedScenario) {

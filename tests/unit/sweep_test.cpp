@@ -5,9 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include "report/plots.hpp"
 #include "test_support.hpp"
 
 namespace infersim {
@@ -16,34 +19,31 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-// Eight requests in two bursts: 1 core queues them, 4 do not.
-constexpr const char* kTrace =
+// Six long prompts within 40 ms, then two short ones: one batching replica
+// runs the six together and with a TTFT budget of 0.3 s and 0.01 s a generated
+// token misses most deadlines; three replicas meet them all.
+constexpr const char* kBurstTrace =
     "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-    "2024-01-01 00:00:00.000,1000,10\n"
-    "2024-01-01 00:00:00.000,2000,20\n"
-    "2024-01-01 00:00:00.100,500,5\n"
-    "2024-01-01 00:00:00.200,3000,30\n"
+    "2024-01-01 00:00:00.000,4000,50\n"
+    "2024-01-01 00:00:00.000,6000,40\n"
+    "2024-01-01 00:00:00.010,3000,60\n"
+    "2024-01-01 00:00:00.020,5000,30\n"
+    "2024-01-01 00:00:00.030,2000,80\n"
+    "2024-01-01 00:00:00.040,7000,20\n"
     "2024-01-01 00:00:30.000,1000,40\n"
-    "2024-01-01 00:00:30.000,1500,15\n"
-    "2024-01-01 00:00:30.500,800,8\n"
-    "2024-01-01 00:00:59.000,1200,12\n";
+    "2024-01-01 00:00:30.000,1500,15\n";
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
+// Two prompts of Mooncake's 512-token blocks, the second sharing the first's
+// two blocks, five seconds later (the first long finished). With prefix
+// caching on, the second hits those 2 x 512 = 1024 of its 1536 tokens: the
+// hit rate over both admissions is 1024 / (1024 + 1536) = 0.4; off, 0.
+constexpr const char* kSharedPrefixTrace =
+    "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 10, \"hash_ids\": [1, 2]}\n"
+    "{\"timestamp\": 5000, \"input_length\": 1536, \"output_length\": 10, \"hash_ids\": [1, 2, "
+    "3]}\n";
 
-std::vector<std::string> fields_of(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  for (std::string field; std::getline(in, field, ',');)
-    fields.push_back(field);
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
+using test::fields_of;
+using test::lines_of;
 
 Sweep two_axes() {
   Sweep sweep;
@@ -109,6 +109,34 @@ TEST(Sweep, ValuesShowAsSummaryCsvShowsNumbers) {
   EXPECT_EQ(sweep_value_text(nlohmann::json(8u)), "8");
   EXPECT_EQ(sweep_value_text(nlohmann::json(0.5)), "0.5");
   EXPECT_EQ(sweep_value_text(nlohmann::json(2000.0)), "2000");
+  // Words as themselves, switches as their flag takes them.
+  EXPECT_EQ(sweep_value_text(nlohmann::json("least-requests")), "least-requests");
+  EXPECT_EQ(sweep_value_text(nlohmann::json(true)), "on");
+  EXPECT_EQ(sweep_value_text(nlohmann::json(false)), "off");
+}
+
+TEST(Sweep, SpeedupSetsTheTimeScaleToItsReciprocal) {
+  Sweep sweep;
+  sweep.axes.push_back({"speedup", "run.time_scale", {1, 4, 0.5}, true});
+  EXPECT_EQ(sweep.point_settings(Settings{}, 1).time_scale, 0.25);
+  EXPECT_EQ(sweep.point_settings(Settings{}, 2).time_scale, 2.0);
+  EXPECT_TRUE(sweep.axes[0].numeric());
+  sweep.axes[0].values = {0};
+  EXPECT_THROW(check_sweep(sweep, Settings{}), InputError);
+}
+
+TEST(Sweep, EachPointDoneIsToldOnceInCountingOrder) {
+  Trace trace;
+  for (std::int64_t i = 0; i < 4; ++i)
+    trace.records.push_back(TraceRecord{i * 1'000'000'000, 100, 10});
+  Sweep sweep;
+  sweep.axes.push_back({"cores", "server.cores", {1, 2, 3, 4, 5}});
+  sweep.modes = {"recorded"};
+  std::vector<std::size_t> told;
+  const auto results = run_sweep(sweep, Settings{}, trace, {0, 2, 4}, 2,
+                                 [&](std::size_t done) { told.push_back(done); });
+  EXPECT_EQ(results.size(), 3u);
+  EXPECT_THAT(told, ElementsAre(1, 2, 3));
 }
 
 TEST(Sweep, CheckRefusesWhatCannotRun) {
@@ -142,23 +170,16 @@ TEST(Sweep, HeaderAddsConfidenceColumnsOnlyForReplicatedSynthetic) {
   EXPECT_THAT(sweep_csv_header(replicated, Settings{}), testing::Not(HasSubstr("_ci95")));
 }
 
-class SweepCommand : public ::testing::Test {
+class SweepCommand : public test::TraceFolder {
  protected:
-  void SetUp() override {
-    dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", kTrace).string();
-  }
-  test::CliResult sweep(std::vector<std::string> extra, const std::string& folder = "sweep") {
-    std::vector<std::string> args = {"sweep", "--trace", trace_, "--output",
-                                     (dir_ / folder).string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return test::run_cli(args);
+  SweepCommand() : TraceFolder(test::kTwoBurstsTrace) {}
+  test::CliResult sweep(const std::vector<std::string>& extra,
+                        const std::string& folder = "sweep") {
+    return run_on_trace({"sweep"}, folder, extra);
   }
   std::string csv(const std::string& folder = "sweep") {
     return test::read_file(dir_ / folder / "sweep.csv");
   }
-  fs::path dir_;
-  std::string trace_;
 };
 
 TEST_F(SweepCommand, RowsComeInGridOrderRecordedBeforeSynthetic) {
@@ -252,10 +273,22 @@ TEST_F(SweepCommand, SettingsJsonHoldsTheDefinitionAndReproducesTheSweep) {
 TEST_F(SweepCommand, BadDefinitionsAreRefusedBeforeAnythingIsWritten) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--vary", "core=1,2"}, "--vary: unknown knob 'core' (did you mean cores?)"},
-      {{"--vary", "trace=a.csv,b.csv"}, "trace is not a numeric knob"},
-      {{"--vary", "per-request=csv"}, "per-request is not a numeric knob"},
-      {{"--vary", "metric-percentiles=50,90"}, "metric-percentiles is not a numeric knob"},
+      {{"--vary", "trace=a.csv,b.csv"}, "trace is a trace knob, and a sweep reads one trace"},
+      {{"--vary", "format=csv,jsonl"}, "format is a trace knob"},
+      {{"--vary", "per-request=csv"}, "per-request is not a knob a sweep varies"},
+      {{"--vary", "plots=svg,none"}, "plots is not a knob a sweep varies"},
+      {{"--vary", "metric-percentiles=50,90"}, "metric-percentiles is not a knob a sweep varies"},
       {{"--vary", "time-scale=1,2", "--speedup", "2"}, "--speedup: also varied by --vary"},
+      {{"--vary", "speedup=1,2", "--speedup", "2"}, "--speedup: also varied by --vary speedup"},
+      {{"--vary", "speedup=1,2", "--time-scale", "2"},
+       "--time-scale: also varied by --vary speedup"},
+      {{"--vary", "speedup=1,2", "--vary", "time-scale=1,2"}, "varied twice"},
+      {{"--vary", "speedup=0,1"}, "--speedup: must be greater than 0, got 0"},
+      {{"--vary", "router=round-robin:prefix:1"},
+       "--vary router: START:STOP:STEP is for a knob that takes numbers"},
+      {{"--vary", "router=round-robin,fastest"}, "--router: "},
+      {{"--vary", "prefix-caching=on,maybe"}, "--prefix-caching: expected on or off, got 'maybe'"},
+      {{"--vary", "speedpu=1,2"}, "unknown knob 'speedpu' (did you mean speedup?)"},
       {{"--vary", "cores=0,1"}, "--cores: must be a whole number from 1"},
       {{"--vary", "cores=1:4:0"}, "--vary cores: STEP must be greater than 0"},
       {{"--vary", "cores=1:4:-1"}, "STEP must be greater than 0"},
@@ -271,8 +304,9 @@ TEST_F(SweepCommand, BadDefinitionsAreRefusedBeforeAnythingIsWritten) {
       {{"--vary", "cores=1,2", "--shard", "3/2"}, "--shard: expected K/N"},
       {{"--vary", "cores=1,2", "--per-request", "csv"}, "writes no requests.csv"},
       {{"--vary", "cores=1,2", "--per-request", "none"}, "--per-request: a sweep writes no"},
-      {{"--vary", "cores=1,2", "--plots", "svg"}, "--plots: a sweep draws no plots"},
-      {{"--vary", "cores=1,2", "--plots", "none"}, "--plots: a sweep draws no plots"},
+      {{"--vary", "cores=1,2", "--plots", "png"}, "--plots"},
+      {{"--vary", "cores=1,2", "--shard", "1/2", "--plots", "svg"},
+       "--plots: a shard draws no plots"},
       {{"--vary", "cores=1,2", "--mode", "recorded"}, "unknown option (did you mean --modes?)"},
       {{}, "--vary: give at least one KNOB=VALUES"},
   };
@@ -372,6 +406,165 @@ TEST_F(SweepCommand, MergeRefusesPartsOfAnotherSweep) {
       {"merge", "--output", (dir_ / "m").string(), (dir_ / "a").string(), dir_.string()});
   EXPECT_EQ(unsharded.status, 2);
   EXPECT_THAT(unsharded.err, HasSubstr("no shard.json"));
+}
+
+// The figures of sweep.csv's rows by column name.
+std::vector<std::map<std::string, std::string>> rows_of(const std::string& csv) {
+  const std::vector<std::string> lines = lines_of(csv);
+  const std::vector<std::string> header = fields_of(lines.at(0));
+  std::vector<std::map<std::string, std::string>> rows;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> fields = fields_of(lines[i]);
+    std::map<std::string, std::string> row;
+    for (std::size_t c = 0; c < header.size() && c < fields.size(); ++c)
+      row[header[c]] = fields[c];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// summary.csv of a plain run, without the knob columns, next to a sweep row's.
+void expect_row_is_the_run(const std::string& sweep_line, std::size_t knob_columns,
+                           const std::string& summary_csv) {
+  std::vector<std::string> row = fields_of(sweep_line);
+  row.erase(row.begin() + 1, row.begin() + 1 + static_cast<std::ptrdiff_t>(knob_columns));
+  EXPECT_EQ(row, fields_of(lines_of(summary_csv).at(1)));
+}
+
+TEST_F(SweepCommand, BatchingReplicasAndRoutersSweepAndMoreReplicasNeverMeetFewer) {
+  const std::string trace = test::write_file(dir_ / "burst.csv", kBurstTrace).string();
+  trace_ = trace;  // the trace sweep() gives
+  const std::vector<std::string> tight = {"--server", "batching",        "--ttft-budget",
+                                          "0.3",      "--decode-budget", "0.01"};
+  std::vector<std::string> args = {
+      "--vary",  "replicas=1:4:1", "--vary",  "router=round-robin,kv-aware",
+      "--modes", "recorded",       "--plots", "none"};
+  args.insert(args.end(), tight.begin(), tight.end());
+  const auto r = sweep(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = csv();
+  // The batching server's figures, as a batching run's summary.csv has them.
+  const std::string header = lines_of(text)[0];
+  EXPECT_THAT(header, testing::StartsWith("mode,replicas,router,requests,"));
+  for (const char* key : {",prefix_hit_rate,", ",kv_peak_utilization,", ",preemptions,",
+                          ",itl_p99_s,", ",avg_batch_requests,"}) {
+    EXPECT_THAT(header, HasSubstr(key));
+  }
+  const auto rows = rows_of(text);
+  ASSERT_EQ(rows.size(), 8u);
+  for (const char* router : {"round-robin", "kv-aware"}) {
+    int before = -1;
+    for (const auto& row : rows) {
+      if (row.at("router") != router) continue;
+      const int met = std::stoi(row.at("deadline_met"));
+      EXPECT_GE(met, before) << router << " replicas=" << row.at("replicas");
+      before = met;
+    }
+  }
+  // One replica misses deadlines that three meet.
+  EXPECT_LT(std::stoi(rows[0].at("deadline_met")), 8);
+  EXPECT_EQ(rows[4].at("replicas"), "3");
+  EXPECT_EQ(rows[4].at("deadline_met"), "8");
+  // A row is the run of its point, to the byte.
+  std::vector<std::string> run = {
+      "run", "--recorded", "--trace",  trace,      "--replicas",
+      "2",   "--router",   "kv-aware", "--output", (dir_ / "run").string()};
+  run.insert(run.end(), tight.begin(), tight.end());
+  const auto one = test::run_cli(run);
+  ASSERT_EQ(one.status, 0) << one.err;
+  expect_row_is_the_run(lines_of(text)[4], 2, test::read_file(dir_ / "run/summary.csv"));
+  EXPECT_THAT(r.out, HasSubstr("replicas=2 router=kv-aware recorded  success_rate="));
+  EXPECT_THAT(r.out, HasSubstr(" prefix_hit_rate=0 kv_peak_utilization="));
+}
+
+TEST_F(SweepCommand, SwitchesTakeOnAndOff) {
+  trace_ = test::write_file(dir_ / "shared.jsonl", kSharedPrefixTrace).string();
+  ASSERT_EQ(sweep({"--server", "batching", "--vary", "prefix-caching=on,off", "--modes", "recorded",
+                   "--plots", "none"})
+                .status,
+            0);
+  const auto rows = rows_of(csv());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("prefix-caching"), "on");
+  EXPECT_EQ(rows[0].at("prefix_hit_rate"), "0.4");  // worked out beside the trace
+  EXPECT_EQ(rows[1].at("prefix-caching"), "off");
+  EXPECT_EQ(rows[1].at("prefix_hit_rate"), "0");
+  // settings.json keeps them as JSON booleans, and reruns the sweep.
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "sweep" / "settings.json"));
+  EXPECT_EQ(settings["sweep"]["vary"][0]["values"], nlohmann::json({true, false}));
+  const auto again = test::run_cli({"sweep", "--settings", (dir_ / "sweep/settings.json").string(),
+                                    "--output", (dir_ / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(csv("again"), csv());
+}
+
+TEST_F(SweepCommand, TheServerKindIsAKnobAndTheColumnsFollowIt) {
+  ASSERT_EQ(
+      sweep({"--vary", "server=edge,batching", "--modes", "recorded", "--plots", "none"}).status,
+      0);
+  const auto rows = rows_of(csv());
+  ASSERT_EQ(rows.size(), 2u);
+  // The edge server's figures, then the batching server's; each row fills its own.
+  EXPECT_EQ(rows[0].at("server"), "edge");
+  EXPECT_NE(rows[0].at("avg_exec_s"), "");
+  EXPECT_EQ(rows[0].at("prefix_hit_rate"), "");
+  EXPECT_EQ(rows[1].at("server"), "batching");
+  EXPECT_EQ(rows[1].at("avg_exec_s"), "");
+  EXPECT_EQ(rows[1].at("prefix_hit_rate"), "0");
+}
+
+TEST_F(SweepCommand, SpeedupIsTrafficGrowth) {
+  ASSERT_EQ(
+      sweep({"--vary", "speedup=1,4", "--modes", "recorded", "--cores", "1", "--plots", "none"})
+          .status,
+      0);
+  const std::vector<std::string> lines = lines_of(csv());
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_THAT(lines[0], testing::StartsWith("mode,speedup,requests,"));
+  EXPECT_THAT(lines[2], testing::StartsWith("recorded,4,"));
+  const auto run = test::run_cli({"run", "--recorded", "--trace", trace_, "--cores", "1",
+                                  "--speedup", "4", "--output", (dir_ / "run").string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_row_is_the_run(lines[2], 1, test::read_file(dir_ / "run/summary.csv"));
+  // Four times the traffic on one core waits longer.
+  const auto rows = rows_of(csv());
+  EXPECT_GT(std::stod(rows[1].at("avg_wait_s")), std::stod(rows[0].at("avg_wait_s")));
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "sweep" / "settings.json"));
+  EXPECT_EQ(settings["sweep"]["vary"][0]["knob"], "speedup");
+  EXPECT_EQ(settings["sweep"]["vary"][0]["values"], nlohmann::json({1.0, 4.0}));
+}
+
+TEST_F(SweepCommand, PlotsAreDrawnUnlessTurnedOff) {
+  const auto drawn = sweep({"--vary", "cores=1,2", "--vary", "decode-budget=0.1,0.5"}, "drawn");
+  ASSERT_EQ(drawn.status, 0) << drawn.err;
+  for (const char* key : {"success_rate", "avg_wait_s", "ttft_p99_s", "utilization", "energy_wh"}) {
+    const std::string script =
+        test::read_file(dir_ / "drawn" / "plots" / (std::string(key) + ".gp"));
+    EXPECT_THAT(script, HasSubstr("plot 'sweep.csv' using \"cores\":\"" + std::string(key) + "\""));
+    EXPECT_THAT(script, HasSubstr("title \"decode-budget=0.5, synthetic\""));
+    if (run_program({"gnuplot", "--version"}, "").status == 0) {
+      EXPECT_TRUE(fs::exists(dir_ / "drawn" / "plots" / (std::string(key) + ".svg"))) << drawn.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "drawn" / "plots" / "prefix_hit_rate.gp"));  // the edge server
+  EXPECT_THAT(drawn.out, HasSubstr("Plots (plots/*.gp, *.svg): success_rate, avg_wait_s,"));
+
+  ASSERT_EQ(sweep({"--vary", "cores=1,2", "--plots", "none"}, "none").status, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "none" / "plots"));
+
+  // Shards draw none; merge draws the whole sweep's.
+  for (const char* k : {"1", "2"}) {
+    ASSERT_EQ(
+        sweep({"--vary", "cores=1,2", "--shard", std::string(k) + "/2"}, std::string("part") + k)
+            .status,
+        0);
+    EXPECT_FALSE(fs::exists(dir_ / (std::string("part") + k) / "plots"));
+  }
+  const auto merged = test::run_cli({"merge", "--output", (dir_ / "merged").string(),
+                                     (dir_ / "part1").string(), (dir_ / "part2").string()});
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_THAT(test::read_file(dir_ / "merged" / "plots" / "success_rate.gp"),
+              HasSubstr("title \"synthetic\""));
 }
 
 TEST(SweepMerge, RefusesACsvThatDoesNotMatchItsShardJson) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
+#include "test_support.hpp"
 
 namespace infersim {
 namespace {
@@ -24,22 +25,10 @@ Validate run_validate(const std::vector<std::string>& args) {
 }
 
 std::string input_error_of(const std::vector<std::string>& args) {
-  try {
-    run_validate(args);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError";
-  return "";
+  return test::error_of([&] { run_validate(args); });
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
+using test::lines_of;
 
 TEST(ValidateCommand, LoadsMustBeUtilizationsBelowOne) {
   EXPECT_THAT(input_error_of({"--loads", "1.2"}), HasSubstr("--loads: "));
@@ -54,6 +43,8 @@ TEST(ValidateCommand, OtherBadValuesNameTheirFlag) {
   EXPECT_THAT(input_error_of({"--cores", "1,x"}), HasSubstr("'x'"));
   EXPECT_THAT(input_error_of({"--requests", "10"}), HasSubstr("--requests: must be at least 20"));
   EXPECT_THAT(input_error_of({"--seed", "-1"}), HasSubstr("--seed: expected a whole number"));
+  EXPECT_THAT(input_error_of({"--replications", "0"}),
+              HasSubstr("--replications: must be a whole number from 1"));
   // Arrivals must stay within the int64 nanosecond clock.
   EXPECT_THAT(input_error_of({"--requests", "1000000", "--loads", "0.0001"}),
               HasSubstr("--loads: rho = 0.0001 is too low for 1000000 requests"));
@@ -69,12 +60,13 @@ TEST(ValidateCommand, UnknownOptionIsNamed) {
 TEST(ValidateCommand, HelpListsTheOptions) {
   const Validate v = run_validate({"--help"});
   EXPECT_EQ(v.status, 0);
-  for (const char* flag : {"--requests", "--seed", "--loads", "--cores"})
+  for (const char* flag : {"--requests", "--seed", "--loads", "--cores", "--replications"})
     EXPECT_THAT(v.out, HasSubstr(flag));
 }
 
 TEST(ValidateCommand, PrintsARowForEachModel) {
-  const Validate v = run_validate({"--requests", "20000", "--loads", "0.5", "--cores", "1"});
+  const Validate v = run_validate(
+      {"--requests", "20000", "--loads", "0.5", "--cores", "1", "--replications", "1"});
   const std::vector<std::string> lines = lines_of(v.out);
   ASSERT_GE(lines.size(), 3u) << v.out;
   EXPECT_THAT(lines[0], HasSubstr("analytic"));
@@ -84,6 +76,10 @@ TEST(ValidateCommand, PrintsARowForEachModel) {
   EXPECT_THAT(lines[1], HasSubstr(" 1.00000 "));
   EXPECT_THAT(lines[2], HasSubstr("M/D/1"));
   EXPECT_THAT(lines[2], HasSubstr(" 0.500000 "));
+  // Both wait with probability rho: Erlang C of one server, and any M/G/1.
+  EXPECT_THAT(lines[0], HasSubstr("P(wait)"));
+  EXPECT_THAT(lines[1], HasSubstr(" 0.5000 "));
+  EXPECT_THAT(lines[2], HasSubstr(" 0.5000 "));
   EXPECT_THAT(v.out, HasSubstr("Erlang C"));
   EXPECT_THAT(v.out, HasSubstr("Pollaczek-Khinchine"));
   // Each row's verdict sits under the header's (header and rows hold one

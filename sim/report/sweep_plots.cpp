@@ -1,0 +1,405 @@
+#include "report/sweep_plots.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "report/number_format.hpp"
+#include "report/run_folder.hpp"
+
+namespace infersim {
+namespace fs = std::filesystem;
+namespace {
+
+// A colour a line (a combination of the other knobs' values), in turn.
+constexpr const char* kColours[] = {"#c0392b", "#2471a3", "#239b56", "#b7950b",
+                                    "#7d3c98", "#ca6f1e", "#17a589", "#566573"};
+constexpr const char* kRecordedColour = "#c0392b";
+constexpr const char* kSyntheticColour = "#2471a3";
+
+// What a figure is, for its axis; `log` says the axis is logarithmic.
+std::string figure_label(const std::string& key, bool log) {
+  static const std::map<std::string, std::string> kLabels = {
+      {"success_rate", "success rate (share of requests meeting their deadline)"},
+      {"avg_wait_s", "mean wait (s)"},
+      {"ttft_p99_s", "time to first token, 99th percentile (s)"},
+      {"utilization", "utilization (busy share of the server)"},
+      {"energy_wh", "energy (Wh)"},
+      {"prefix_hit_rate", "prefix-cache hit rate (share of prompt tokens)"},
+      {"kv_peak_utilization", "peak KV-cache use (share of a replica's blocks)"},
+  };
+  const auto found = kLabels.find(key);
+  if (found == kLabels.end()) return key + (log ? " (logarithmic)" : "");
+  std::string label = found->second;
+  if (log) {
+    // Inside the unit's brackets when there is one: "(s, logarithmic)".
+    if (label.back() == ')') {
+      label.insert(label.size() - 1, ", logarithmic");
+    } else {
+      label += " (logarithmic)";
+    }
+  }
+  return label + " [" + key + "]";
+}
+
+// A gnuplot string literal.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string header(const std::string& name, const std::string& title, const std::string& data) {
+  return "# " + title + "\n# Reads " + data + ".\n# Render from the folder of " + data +
+         ": gnuplot plots/" + name + ".gp (writes plots/" + name +
+         ".svg)\n"
+         "reset\n"
+         "outfile = \"plots/" +
+         name + ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
+         "\n"
+         "set encoding utf8\n"
+         "set terminal svg size 960,480 dynamic noenhanced font \"sans,12\" background "
+         "\"#ffffff\"\n"
+         "set output outfile\n"
+         "set grid lc rgb \"#dddddd\"\n"
+         "set border lc rgb \"#444444\"\n"
+         "set key outside right top box lc rgb \"#cccccc\"\n"
+         "# A margin, so no point sits on the side borders.\n"
+         "set autoscale xfix\n"
+         "set offsets graph 0.03, graph 0.03, 0, 0\n"
+         "set title " +
+         quoted(title) + "\n";
+}
+
+// A table of our own writing: a header and rows of fields apart by commas (no
+// quoting: no field holds a comma).
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+
+  explicit Table(const std::string& csv) {
+    std::size_t begin = 0;
+    bool first = true;
+    while (begin < csv.size()) {
+      std::size_t end = csv.find('\n', begin);
+      if (end == std::string::npos) end = csv.size();
+      std::vector<std::string> fields;
+      std::size_t at = begin;
+      for (;;) {
+        const std::size_t comma = csv.find(',', at);
+        if (comma == std::string::npos || comma >= end) {
+          fields.push_back(csv.substr(at, end - at));
+          break;
+        }
+        fields.push_back(csv.substr(at, comma - at));
+        at = comma + 1;
+      }
+      if (first) {
+        columns = std::move(fields);
+        first = false;
+      } else {
+        fields.resize(columns.size());
+        rows.push_back(std::move(fields));
+      }
+      begin = end + 1;
+    }
+  }
+  std::optional<std::size_t> column(const std::string& name) const {
+    const auto at = std::find(columns.begin(), columns.end(), name);
+    if (at == columns.end()) return std::nullopt;
+    return static_cast<std::size_t>(at - columns.begin());
+  }
+};
+
+// A condition on a row: column == value, as text.
+struct Match {
+  std::string column;
+  std::string value;
+};
+
+bool matches(const Table& table, const std::vector<std::string>& row,
+             const std::vector<Match>& conditions) {
+  for (const Match& m : conditions) {
+    const auto c = table.column(m.column);
+    if (!c || row[*c] != m.value) return false;
+  }
+  return true;
+}
+
+bool has_value(const Table& table, const std::vector<Match>& conditions, const std::string& key) {
+  const auto c = table.column(key);
+  if (!c) return false;
+  return std::any_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
+    return !row[*c].empty() && matches(table, row, conditions);
+  });
+}
+
+std::string condition_text(const std::vector<Match>& conditions) {
+  std::string out;
+  for (const Match& m : conditions)
+    out += (out.empty() ? "" : " && ") + std::string("strcol(") + quoted(m.column) + ") eq " +
+           quoted(m.value);
+  return out;
+}
+
+// Every combination of the values of axes[1..], the last varying fastest.
+std::vector<std::vector<Match>> combinations(const std::vector<SweepPlotAxis>& axes) {
+  std::vector<std::vector<Match>> out = {{}};
+  for (std::size_t a = 1; a < axes.size(); ++a) {
+    std::vector<std::vector<Match>> next;
+    for (const auto& before : out) {
+      for (const std::string& value : axes[a].values) {
+        next.push_back(before);
+        next.back().push_back({axes[a].name, value});
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::optional<double> number_of(const std::string& text) {
+  double value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// The numbers of a column, over the rows.
+std::vector<double> column_numbers(const Table& table, const std::string& name) {
+  std::vector<double> out;
+  if (const auto c = table.column(name)) {
+    for (const auto& row : table.rows) {
+      if (const auto n = number_of(row[*c])) out.push_back(*n);
+    }
+  }
+  return out;
+}
+
+// Logarithmic when every value is positive and they span over two decades.
+bool wide_positive(const std::vector<double>& values) {
+  if (values.empty()) return false;
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  return *low > 0 && *high >= *low * 100;
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweep_plot_keys() {
+  static const std::vector<std::string> kKeys = {
+      "success_rate", "avg_wait_s",      "ttft_p99_s",          "utilization",
+      "energy_wh",    "prefix_hit_rate", "kv_peak_utilization",
+  };
+  return kKeys;
+}
+
+std::vector<PlotScript> sweep_plot_scripts(const std::vector<SweepPlotAxis>& axes,
+                                           const std::vector<std::string>& modes,
+                                           const std::string& csv) {
+  std::vector<PlotScript> out;
+  if (axes.empty()) return out;
+  const Table table(csv);
+  const SweepPlotAxis& x = axes.front();
+  const std::vector<std::vector<Match>> combos = combinations(axes);
+
+  // The first axis: a number as itself, a word as its place in the sweep.
+  std::string x_setup = "set xlabel " + quoted(x.name) + "\n";
+  std::string x_using = "\"" + x.name + "\"";
+  std::string x_scale;  // after the tables: gnuplot refuses a table on a logarithmic axis
+  bool sort_x = true;
+  if (!x.numeric) {
+    std::string chain, tics;
+    for (std::size_t i = 0; i < x.values.size(); ++i) {
+      chain += "s eq " + quoted(x.values[i]) + " ? " + std::to_string(i) + " : ";
+      tics += (i == 0 ? "" : ", ") + quoted(x.values[i]) + " " + std::to_string(i);
+    }
+    x_setup += "x_of(s) = " + chain + "NaN\nset xtics (" + tics +
+               ")\nset xrange [-0.5:" + shortest(static_cast<double>(x.values.size()) - 0.5) +
+               "]\n";
+    x_using = "(x_of(strcol(" + quoted(x.name) + ")))";
+    sort_x = false;  // the rows come in sweep order already
+  } else {
+    std::vector<double> numbers;
+    for (const std::string& v : x.values) {
+      if (const auto n = number_of(v)) numbers.push_back(*n);
+    }
+    if (wide_positive(numbers)) {
+      x_setup = "set xlabel " + quoted(x.name + " (logarithmic)") + "\n";
+      x_scale = "set logscale x\n";
+    }
+  }
+
+  for (const std::string& key : sweep_plot_keys()) {
+    if (!table.column(key)) continue;
+    const bool ci = table.column(key + "_ci95").has_value();
+    struct Line {
+      std::string table_name, title, colour;
+      bool synthetic;
+      bool error_bars;
+    };
+    std::vector<Line> lines;
+    std::string tables;
+    for (std::size_t c = 0; c < combos.size(); ++c) {
+      std::string combo;
+      for (const Match& m : combos[c])
+        combo += (combo.empty() ? "" : ", ") + m.column + "=" + m.value;
+      for (const std::string& mode : modes) {
+        std::vector<Match> conditions = {{"mode", mode}};
+        conditions.insert(conditions.end(), combos[c].begin(), combos[c].end());
+        if (!has_value(table, conditions, key)) continue;
+        Line line;
+        line.table_name = "$line" + std::to_string(lines.size() + 1);
+        line.title = combo.empty() ? mode : combo + ", " + mode;
+        line.colour = kColours[c % std::size(kColours)];
+        line.synthetic = mode == "synthetic";
+        line.error_bars = line.synthetic && ci && has_value(table, conditions, key + "_ci95");
+        std::string columns = x_using + ":" + quoted(key);
+        if (line.error_bars) {
+          const std::string half = quoted(key + "_ci95");
+          columns += ":(strcol(" + half + ") eq \"\" ? 0 : column(" + half + "))";
+        }
+        tables += "set table " + line.table_name + "\nplot 'sweep.csv' using " + columns +
+                  " with table if (" + condition_text(conditions) + ")\n";
+        lines.push_back(std::move(line));
+      }
+    }
+    if (lines.empty()) continue;
+
+    PlotScript p;
+    p.name = key;
+    const std::string against = axes.size() == 1 ? "" : ", a line a value of " + [&] {
+      std::string others;
+      for (std::size_t a = 1; a < axes.size(); ++a)
+        others += (a == 1 ? "" : " and ") + axes[a].name;
+      return others;
+    }();
+    p.title = key + " against " + x.name + against;
+    p.caption = "The sweep's " + key + " at each " + x.name + against +
+                "; recorded traffic solid, synthetic dashed" +
+                (ci ? " (with the replications' 95 % interval)" : "") + ".";
+    const bool log_y = wide_positive(column_numbers(table, key));
+    p.script = header(p.name, p.title, "sweep.csv") + x_setup + "set ylabel " +
+               quoted(figure_label(key, log_y)) +
+               "\n# A table a line: the rows of its mode and knob values.\n"
+               "set datafile separator comma\n" +
+               tables + "unset table\nset datafile separator whitespace\n" + x_scale +
+               (log_y ? "set logscale y\n" : "") + "plot ";
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const Line& l = lines[i];
+      const std::string style = " lw 2 pt " + std::string(l.synthetic ? "6" : "7") +
+                                " ps 0.8 lc rgb \"" + l.colour + "\" dt " +
+                                (l.synthetic ? "2" : "1");
+      p.script += (i == 0 ? "" : ", \\\n     ") + l.table_name + " using 1:2" +
+                  (sort_x ? " smooth unique" : "") + " with linespoints" + style + " title " +
+                  quoted(l.title);
+      if (l.error_bars) {
+        p.script += ", \\\n     " + l.table_name +
+                    " using 1:2:3 with yerrorbars pt 6 ps 0.8 lc rgb \"" + l.colour + "\" notitle";
+      }
+    }
+    p.script += "\nunset output\n";
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
+                                              const std::vector<CapacityPlotMode>& modes,
+                                              const std::vector<std::string>& target_keys,
+                                              const std::vector<CapacityPlotBound>& bounds,
+                                              const std::string& csv) {
+  std::vector<PlotScript> out;
+  const Table table(csv);
+  std::vector<std::string> keys = target_keys;
+  for (const std::string& key : sweep_plot_keys()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  const bool log_x = wide_positive(column_numbers(table, knob));
+
+  for (const std::string& key : keys) {
+    std::vector<const CapacityPlotMode*> drawn;
+    for (const CapacityPlotMode& m : modes) {
+      if (has_value(table, {{"mode", m.mode}}, key)) drawn.push_back(&m);
+    }
+    if (drawn.empty()) continue;
+    PlotScript p;
+    p.name = key;
+    p.title = key + " against " + knob + " at each run of the search";
+    p.caption = "The search's runs: " + key + " at each " + knob +
+                " run, recorded traffic solid, synthetic dashed; a filled point met the "
+                "target, an open one did not. A vertical line marks each mode's answer.";
+    const bool log_y = wide_positive(column_numbers(table, key));
+    p.script = header(p.name, p.title, "capacity.csv") + "set xlabel " +
+               quoted(knob + (log_x ? " (logarithmic)" : "")) + "\n" + "set ylabel " +
+               quoted(figure_label(key, log_y)) + "\n# A table a mode: its runs' " + knob + ", " +
+               key +
+               " and whether the run met the target.\n"
+               "set datafile separator comma\n";
+    for (const CapacityPlotMode* m : drawn) {
+      p.script += "set table $" + m->mode + "\nplot 'capacity.csv' using " + quoted(knob) + ":" +
+                  quoted(key) + ":(strcol(\"met\") eq \"true\" ? 1 : 0) with table if (strcol(" +
+                  quoted("mode") + ") eq " + quoted(m->mode) + ")\n";
+    }
+    // A logarithmic axis after the tables: gnuplot refuses a table on one.
+    p.script += std::string("unset table\nset datafile separator whitespace\n") +
+                (log_x ? "set logscale x\n" : "") + (log_y ? "set logscale y\n" : "");
+    int arrow = 0;
+    for (const CapacityPlotMode* m : drawn) {
+      if (!m->answer) continue;
+      const bool synthetic = m->mode == "synthetic";
+      const std::string colour = synthetic ? kSyntheticColour : kRecordedColour;
+      const std::string at = shortest(*m->answer);
+      ++arrow;
+      p.script += "set arrow " + std::to_string(arrow) + " from first " + at +
+                  ", graph 0 to first " + at + ", graph 1 nohead lw 1.5 lc rgb \"" + colour +
+                  "\" dt " + (synthetic ? "2" : "1") + "\nset label " + std::to_string(arrow) +
+                  " " + quoted(m->mode + " answer: " + knob + "=" + at) + " at first " + at +
+                  ", graph " + (synthetic ? "0.90" : "0.96") + " offset 0.5,0 tc rgb \"" + colour +
+                  "\"\n";
+    }
+    p.script += "plot ";
+    bool first = true;
+    for (const CapacityPlotMode* m : drawn) {
+      const bool synthetic = m->mode == "synthetic";
+      const std::string colour = synthetic ? kSyntheticColour : kRecordedColour;
+      const std::string t = "$" + m->mode;
+      p.script += std::string(first ? "" : ", \\\n     ") + t +
+                  " using 1:2 smooth unique with lines lw 2 lc rgb \"" + colour + "\" dt " +
+                  (synthetic ? "2" : "1") + " title " + quoted(m->mode) + ", \\\n     " + t +
+                  " using 1:($3 > 0 ? $2 : NaN) with points pt 7 ps 0.9 lc rgb \"" + colour +
+                  "\" title " + quoted(m->mode + ", met") + ", \\\n     " + t +
+                  " using 1:($3 > 0 ? NaN : $2) with points pt 6 ps 0.9 lc rgb \"" + colour +
+                  "\" title " + quoted(m->mode + ", missed");
+      first = false;
+    }
+    for (const CapacityPlotBound& b : bounds) {
+      if (b.key != key) continue;
+      p.script += ", \\\n     " + shortest(b.value) +
+                  " with lines lw 1 dt 3 lc rgb \"#666666\" title " +
+                  quoted("target: " + b.key + b.comparison + shortest(b.value));
+    }
+    p.script += "\nunset output\n";
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void write_plots(const fs::path& folder, const std::vector<PlotScript>& scripts,
+                 std::ostream& notices, const std::string& gnuplot) {
+  if (scripts.empty()) return;
+  std::error_code error;
+  fs::create_directories(folder / "plots", error);
+  if (error) throw OutputError((folder / "plots").string() + ": cannot create: " + error.message());
+  for (const PlotScript& p : scripts)
+    write_file_atomically(folder / "plots" / (p.name + ".gp"), p.script);
+  const PlotRendering rendering = render_plots(folder, scripts, gnuplot);
+  if (!rendering.message.empty()) notices << rendering.message << '\n';
+}
+
+}  // namespace infersim

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The batching server's speed and memory, end to end, every figure beside a
+# baseline timed in the same run (these machines are shared and noisy):
+#   - the Mooncake conversation hour (12,031 requests, 145 M prompt tokens) on
+#     8 replicas with the prefix router, and the Azure conversation hour
+#     (19,366 requests) on one replica: `infersim run --server batching
+#     --recorded --per-request none --plots none`, process time (user + sys)
+#     and wall time, medians of 7 turns taken in turn with mawk counting the
+#     fields of the same file (/usr/bin/time: 10 ms steps); every turn printed;
+#   - the server alone (build/batching_bench): scheduled request-steps a
+#     second (the sum of batch sizes over the run's process time);
+#   - memory: peak RSS of the Mooncake hour tiled 1, 2 and 4 times (copies
+#     one after the other in time), per request.
+#
+#   tests/bench/batching.sh [BUILD_DIR]
+set -euo pipefail
+export LC_ALL=C
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+infersim=$build/infersim
+[ -x "$infersim" ] && [ -x "$build/batching_bench" ] || { echo "batching.sh: build first (.ci/setup)" >&2; exit 2; }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mawk_bin=$(command -v mawk || command -v awk)
+mooncake=$root/trace/mooncake_conversation_trace.jsonl
+conv=$root/trace/azure_llm_conv_1h.csv
+turns=7
+
+# "user+sys wall" of one run, output discarded.
+timed() {
+  /usr/bin/time -f "%U %S %e" -o "$scratch/t" "$@" > /dev/null
+  awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' "$scratch/t"
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+bench() {  # NAME TRACE RUN_ARGS...
+  local name=$1 trace=$2; shift 2
+  local run=("$infersim" run --server batching --recorded --per-request none --plots none
+             --trace "$trace" --output "$scratch/run" --force "$@")
+  "${run[@]}" > /dev/null  # once untimed: the page cache holds the file
+  : > "$scratch/cpu"; : > "$scratch/wall"; : > "$scratch/awk"
+  for ((i = 0; i < turns; i++)); do
+    read -r cpu wall < <(timed "${run[@]}")
+    echo "$cpu" >> "$scratch/cpu"; echo "$wall" >> "$scratch/wall"
+    read -r acpu awall < <(timed "$mawk_bin" -F, '{ s += NF } END { print s }' "$trace")
+    echo "$acpu" >> "$scratch/awk"
+  done
+  printf '%-34s process %6.3f s (turns: %s)  wall %6.3f s  mawk process %6.3f s\n' "$name" \
+    "$(median < "$scratch/cpu")" "$(tr '\n' ' ' < "$scratch/cpu" | sed 's/ $//')" \
+    "$(median < "$scratch/wall")" "$(median < "$scratch/awk")"
+  echo "$(median < "$scratch/cpu")" > "$scratch/$name.median"
+}
+
+echo "batching server, end to end ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+bench mooncake_8_replicas_prefix "$mooncake" --replicas 8 --router prefix
+bench azure_conv_1_replica "$conv"
+moon=$(cat "$scratch/mooncake_8_replicas_prefix.median")
+awk -v s="$moon" 'BEGIN { printf "target: the Mooncake hour under 0.5 s of process time: %s (%.3f s)\n",
+                            s < 0.5 ? "met" : sprintf("missed by %.0f %%", 100 * (s / 0.5 - 1)), s }'
+
+echo
+echo "the server alone (batching_bench, best of 5 turns):"
+"$build/batching_bench" "$mooncake" --replicas 8 --router prefix --turns 5 | tee "$scratch/bench"
+
+echo
+echo "memory, the Mooncake hour tiled (peak RSS / request):"
+for copies in 1 2 4; do
+  tiled=$scratch/mooncake_$copies.jsonl
+  # Copy k shifted by k x (the hour's span + 1 s); hash ids as they are.
+  awk -v copies="$copies" '{ line[NR] = $0; match($0, /"timestamp": *[0-9]+/);
+                             t = substr($0, RSTART, RLENGTH); sub(/.*: */, "", t); ts[NR] = t + 0;
+                             if (ts[NR] > last) last = ts[NR] }
+    END { for (k = 0; k < copies; k++) for (i = 1; i <= NR; i++) {
+            l = line[i]; sub(/"timestamp": *[0-9]+/, "\"timestamp\": " (ts[i] + k * (last + 1000)), l);
+            print l } }' "$mooncake" > "$tiled"
+  n=$(wc -l < "$tiled")
+  /usr/bin/time -f "%M" -o "$scratch/rss" "$infersim" run --server batching --recorded \
+    --per-request none --plots none --trace "$tiled" --output "$scratch/run" --force \
+    --replicas 8 --router prefix > /dev/null
+  awk -v n="$n" -v copies="$copies" '{ printf "  %d copies, %6d requests: peak %7.1f MB, %8.0f bytes a request\n",
+                                        copies, n, $1 / 1024, $1 * 1024 / n }' "$scratch/rss"
+done
