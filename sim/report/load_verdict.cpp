@@ -96,7 +96,7 @@ std::string overload_text(const ModeResult& r, const LoadVerdict& v) {
   }
   parts.push_back(unanswered_text(v));
   if (v.busy_while_arriving && !v.offered_load) {
-    parts.push_back("the " + units_text(r) + " were busy " +
+    parts.push_back("the " + units_text(r) + (r.units == 1 ? " was busy " : " were busy ") +
                     fixed(*v.busy_while_arriving * 100, 1) + " % of the time until then");
   }
   std::string text;

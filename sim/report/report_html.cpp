@@ -1,6 +1,7 @@
 #include "report/report_html.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -59,9 +60,8 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
        rows({"requests", "dropped", "rejected", "benchmark_duration_s", "request_throughput_rps",
              "output_throughput_tps", "peak_output_throughput_tps", "total_token_throughput_tps",
              "max_concurrent_requests"})},
-      {"Deadlines",
-       rows({"success_rate", "avg_budget_s", "avg_makespan_ok_s", "good_request_fraction",
-             "goodput_rps"})},
+      {"Deadlines", rows({"success_rate", "avg_budget_s", "avg_makespan_ok_s",
+                          "good_request_fraction", "goodput_rps"})},
   };
   Group latency{"Latency", {}};
   for (const char* metric : {"wait", "ttft", "tpot", "itl", "e2el"}) {
@@ -77,9 +77,9 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
                                        : rows({"utilization", "compute_s", "avg_exec_s",
                                                "waiting_total_s", "traffic_mb", "energy_wh"})});
   if (batching) {
-    groups.push_back({"Batching server", rows({"prefix_hit_rate", "preemptions", "evicted_blocks",
-                                               "kv_peak_utilization", "avg_batch_requests",
-                                               "steps"})});
+    groups.push_back(
+        {"Batching server", rows({"prefix_hit_rate", "preemptions", "evicted_blocks",
+                                  "kv_peak_utilization", "avg_batch_requests", "steps"})});
   }
   for (Group& g : groups) {
     std::erase_if(g.rows, [&](const FigureRow& r) { return !has(first, r.key); });
@@ -192,8 +192,7 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
                     "\" data-mode=\"" + html_escape(r.mode) + "\">\n<h3>" +
                     html_escape(column_title(r)) + ": deadlines " + (met ? "met" : "missed") +
                     (load.overloaded ? ", overloaded" : "") + "</h3>\n<ul>\n";
-  const std::string count =
-      fixed(figure_value(s, "requests").value_or(0), replicated ? 1 : 0);
+  const std::string count = fixed(figure_value(s, "requests").value_or(0), replicated ? 1 : 0);
   if (met) {
     out += "<li>" + fixed(share * 100, 2) + " % of the " + count +
            " requests met their deadline (the verdict asks for 99 %).</li>\n";
@@ -206,12 +205,12 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
   const auto ttft_p99 = figure_value(s, "ttft_p99_s");
   const auto ttft_budget = json_number(settings, "deadline", "ttft_budget_s");
   if (ttft_p99 && ttft_budget && *ttft_budget > 0) {
-    out += "<li>TTFT, p99: " + duration_text(*ttft_p99) +
-           (*ttft_p99 <= *ttft_budget
-                ? ", within the " + duration_text(*ttft_budget) + " TTFT budget"
-                : ", " + fixed(*ttft_p99 / *ttft_budget, 1) + " times the " +
-                      duration_text(*ttft_budget) + " TTFT budget") +
-           ".</li>\n";
+    out +=
+        "<li>TTFT, p99: " + duration_text(*ttft_p99) +
+        (*ttft_p99 <= *ttft_budget ? ", within the " + duration_text(*ttft_budget) + " TTFT budget"
+                                   : ", " + fixed(*ttft_p99 / *ttft_budget, 1) + " times the " +
+                                         duration_text(*ttft_budget) + " TTFT budget") +
+        ".</li>\n";
   }
   const auto e2el = figure_value(s, "e2el_mean_s");
   const auto budget = figure_value(s, "avg_budget_s");
@@ -225,8 +224,9 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
            html_escape(json_text(settings, "report", "goodput")) + ").</li>\n";
   }
   if (load.overloaded) {
-    out += "<li>Overloaded: its server did not keep up (the banner above has the "
-           "figures).</li>\n";
+    out +=
+        "<li>Overloaded: its server did not keep up (the banner above has the "
+        "figures).</li>\n";
   } else if (load.offered_load) {
     out += "<li>Kept up: the requests ask " + fixed(*load.offered_load, 2) + " times what the " +
            units_text(r) + " can do, and the last response came " + duration_text(load.drain_s) +
@@ -235,7 +235,7 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
     out += "<li>Kept up: the last response came " + duration_text(load.drain_s) +
            " after the last arrival" +
            (load.busy_while_arriving
-                ? "; the " + units_text(r) + " were busy " +
+                ? "; the " + units_text(r) + (r.units == 1 ? " was busy " : " were busy ") +
                       fixed(*load.busy_while_arriving * 100, 1) + " % of the time until then"
                 : std::string()) +
            ".</li>\n";
@@ -280,14 +280,13 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
           {"Asynchronous scheduling", "batching", "async_scheduling", ""},
           {"Replicas in lockstep", "batching", "lockstep", ""}}});
   } else {
-    groups.push_back({"Edge server",
-                      {{"Cores", "server", "cores", ""},
-                       {"Speed of a core", "server", "mips_per_core", " MIPS"},
-                       {"Cost of a context token (prefill)", "tokens", "mi_per_context_token",
-                        " MI"},
-                       {"Cost of a generated token (decode)", "tokens", "mi_per_generated_token",
-                        " MI"},
-                       {"Power, idle / all cores busy", "server", "idle_power_w", " W"}}});
+    groups.push_back(
+        {"Edge server",
+         {{"Cores", "server", "cores", ""},
+          {"Speed of a core", "server", "mips_per_core", " MIPS"},
+          {"Cost of a context token (prefill)", "tokens", "mi_per_context_token", " MI"},
+          {"Cost of a generated token (decode)", "tokens", "mi_per_generated_token", " MI"},
+          {"Power, idle / all cores busy", "server", "idle_power_w", " W"}}});
   }
   groups.push_back({"Workload",
                     {{"Devices issuing the requests", "run", "devices", ""},
@@ -328,8 +327,8 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
       } else if (std::string(k.key) == "gpu_idle_w") {
         value += " / " + json_text(settings, "batching", "gpu_max_w") + " W";
       }
-      out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." +
-             k.key + "</code></th><td>" + html_escape(value) + "</td></tr>\n";
+      out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." + k.key +
+             "</code></th><td>" + html_escape(value) + "</td></tr>\n";
     }
   }
   return out + "</tbody>\n</table>\n";
@@ -397,12 +396,13 @@ std::string reading_guide(const std::vector<const ModeResult*>& results) {
                "cache, and the requests preempted for want of blocks.</dd>\n"
              : "<dt>Utilization and energy</dt><dd>busy core-time over the cores' time, and the "
                "server's idle power plus its dynamic share, plus the devices' radios.</dd>\n";
-  out += "<dt>Overloaded</dt><dd>the requests ask more than the server can give: on the edge "
-         "server, their execution times summed over the time the arrivals span exceed what "
-         "its cores can do; on either server, the last response comes more than " +
-         fixed(kDrainShareOfSpan * 100, 0) +
-         " % of that span, and more than the mean deadline budget, after the last "
-         "arrival (the queue still draining).</dd>\n</dl>\n";
+  out +=
+      "<dt>Overloaded</dt><dd>the requests ask more than the server can give: on the edge "
+      "server, their execution times summed over the time the arrivals span exceed what "
+      "its cores can do; on either server, the last response comes more than " +
+      fixed(kDrainShareOfSpan * 100, 0) +
+      " % of that span, and more than the mean deadline budget, after the last "
+      "arrival (the queue still draining).</dd>\n</dl>\n";
   if (recorded) {
     const TimeSlice* peak = busiest_slice(*recorded);
     const double slice_s = recorded->time_series.slice.seconds();
@@ -417,13 +417,14 @@ std::string reading_guide(const std::vector<const ModeResult*>& results) {
              fixed(mean, 1) + " a slice. ";
     }
     const auto utilization = figure_value(recorded->summary, "utilization");
-    out += "While a burst lasts, requests arrive faster than the server finishes them: the "
-           "queue grows (the queue plot), every request behind it waits, and the deadlines of "
-           "the slices that follow are missed (the miss-rate plot), although over the whole run "
-           "the " +
-           std::string(batching ? "replicas step" : "cores are busy") + " only " +
-           (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
-           " of the time. ";
+    out +=
+        "While a burst lasts, requests arrive faster than the server finishes them: the "
+        "queue grows (the queue plot), every request behind it waits, and the deadlines of "
+        "the slices that follow are missed (the miss-rate plot), although over the whole run "
+        "the " +
+        std::string(batching ? "replicas step" : "cores are busy") + " only " +
+        (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
+        " of the time. ";
     if (synthetic) {
       out +=
           "Arrivals drawn at the same mean rate carry the same work but seldom pile up, so "
@@ -546,16 +547,18 @@ std::string report_html(const nlohmann::ordered_json& settings,
   const std::string trace = json_text(settings, "trace", "path", "?");
   const std::string mode = json_text(settings, "run", "mode", results.size() == 2 ? "compare" : "");
   const std::string digest = json_text(settings, "trace", "sha256");
-  const std::string kind =
-      results.empty() ? json_text(settings, "server", "kind", "edge") : results.front()->server_kind;
+  const std::string kind = results.empty() ? json_text(settings, "server", "kind", "edge")
+                                           : results.front()->server_kind;
   std::string server;
   if (kind == "batching") {
-    server = json_text(settings, "batching", "replicas", "?") + " batching replicas (router " +
-             json_text(settings, "batching", "router", "?") + ", " +
+    const std::string replicas = json_text(settings, "batching", "replicas", "?");
+    server = replicas + (replicas == "1" ? " batching replica" : " batching replicas") +
+             " (router " + json_text(settings, "batching", "router", "?") + ", " +
              json_text(settings, "batching", "kv_blocks", "?") + " KV blocks of " +
              json_text(settings, "batching", "block_tokens", "?") + " tokens each)";
   } else {
-    server = json_text(settings, "server", "cores", "?") + " cores of " +
+    const std::string cores = json_text(settings, "server", "cores", "?");
+    server = cores + (cores == "1" ? " core of " : " cores of ") +
              json_text(settings, "server", "mips_per_core", "?") + " MIPS";
   }
   std::string page =
@@ -589,9 +592,11 @@ std::string report_html(const nlohmann::ordered_json& settings,
   for (const ModeResult* r : results) {
     const LoadVerdict load = assess_load(*r);
     if (!load.overloaded) continue;
+    std::string text = overload_text(*r, load);
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
     page += "<div class=\"banner overload\" role=\"alert\" data-mode=\"" + html_escape(r->mode) +
-            "\"><b>Overloaded: " + html_escape(mode_title(*r)) + ".</b> " +
-            html_escape(overload_text(*r, load)) + ".</div>\n";
+            "\"><b>Overloaded: " + html_escape(mode_title(*r)) + ".</b> " + html_escape(text) +
+            ".</div>\n";
   }
   for (const ModeResult* r : results)
     page += verdict_html(*r, settings);
