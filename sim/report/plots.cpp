@@ -123,8 +123,8 @@ bool separate_panels(const std::vector<Series>& series, const SliceColumn& colum
 // The band of a replicated mode: the seeds' smallest to largest value of the
 // slice, under the first seed's curve.
 std::string band_term(const Series& s, const std::string& band, const std::string& scale = "1") {
-  return "'" + s.dir + "timeseries_band.csv' using " + kMid + ":(" + scale + " * column(\"" +
-         band + "_min\")):(" + scale + " * column(\"" + band + "_max\")) with filledcurves fc rgb \"" +
+  return "'" + s.dir + "timeseries_band.csv' using " + kMid + ":(" + scale + " * column(\"" + band +
+         "_min\")):(" + scale + " * column(\"" + band + "_max\")) with filledcurves fc rgb \"" +
          s.band_color + "\" fs transparent solid 0.5 noborder title \"" + s.band_label() + "\"";
 }
 
@@ -142,7 +142,7 @@ struct SlicePlot {
   std::string ylabel;
   SliceColumn column;
   std::string caption;
-  std::string extra;                 // terms added to every panel (a budget line)
+  std::string extra;                  // terms added to every panel (a budget line)
   std::optional<SliceColumn> dotted;  // drawn dotted beside each mode's curve
   std::string dotted_suffix;          // after the mode's label in the key
   std::optional<double> ymax;         // else as the data reach
@@ -157,10 +157,10 @@ PlotScript slice_plot(const std::vector<Series>& series, const SlicePlot& plot) 
   if (split) {
     p.caption += " Each mode has a panel of its own: on one axis the smaller would lie flat at 0.";
   }
-  p.script = header(p.name, p.title, files_read(series, "timeseries.csv"),
-                    split ? "960,640" : "960,420") +
-             time_axis(series) + "set ylabel \"" + plot.ylabel + "\"\nset yrange [0:" +
-             (plot.ymax ? shortest(*plot.ymax) : std::string("*")) + "]\n";
+  p.script =
+      header(p.name, p.title, files_read(series, "timeseries.csv"), split ? "960,640" : "960,420") +
+      time_axis(series) + "set ylabel \"" + plot.ylabel +
+      "\"\nset yrange [0:" + (plot.ymax ? shortest(*plot.ymax) : std::string("*")) + "]\n";
   auto terms = [&](const std::vector<const Series*>& in) {
     std::string out;
     auto add = [&](const std::string& term) { out += (out.empty() ? "" : ", \\\n     ") + term; };
@@ -206,8 +206,8 @@ PlotScript arrivals_plot(const std::vector<Series>& series, double slice_s) {
       " a slice) fall about 95 % of the time: the mean plus or minus two standard deviations.";
   for (const Series& s : series) {
     if (s.banded()) {
-      p.caption += " The light band around the " + s.label +
-                   " spans its seeds' smallest to largest count.";
+      p.caption +=
+          " The light band around the " + s.label + " spans its seeds' smallest to largest count.";
     }
   }
   p.script =
@@ -235,24 +235,22 @@ PlotScript arrivals_plot(const std::vector<Series>& series, double slice_s) {
 PlotScript queue_plot(const std::vector<Series>& series, double slice_s) {
   const bool batching = series.front().result->server_kind == "batching";
   // The axis must hold the largest counts, drawn beside the means.
-  const SliceColumn column{"column(\"queue_len_mean\")", "queue_len_mean",
-                           [](const ModeResult&, const TimeSlice& s) {
-                             return std::optional<double>(s.queue_len_max);
-                           }};
+  const SliceColumn column{
+      "column(\"queue_len_mean\")", "queue_len_mean",
+      [](const ModeResult&, const TimeSlice& s) { return std::optional<double>(s.queue_len_max); }};
   // The largest count dotted beside each mean.
-  const SliceColumn largest{"column(\"queue_len_max\")", "",
-                            [](const ModeResult&, const TimeSlice& s) {
-                              return std::optional<double>(s.queue_len_max);
-                            }};
-  return slice_plot(
-      series, {"queue_length",
-               batching ? "Requests waiting to be scheduled" : "Requests waiting for a core",
-               "requests queued", column,
-               std::string("Requests that have reached the server and not yet ") +
-                   (batching ? "entered a step" : "started on a core") +
-                   ": the time-weighted mean over each " + shortest(slice_s) +
-                   " s slice (solid) and the largest count in it (dotted).",
-               "", largest, ", largest", std::nullopt});
+  const SliceColumn largest{
+      "column(\"queue_len_max\")", "",
+      [](const ModeResult&, const TimeSlice& s) { return std::optional<double>(s.queue_len_max); }};
+  return slice_plot(series,
+                    {"queue_length",
+                     batching ? "Requests waiting to be scheduled" : "Requests waiting for a core",
+                     "requests queued", column,
+                     std::string("Requests that have reached the server and not yet ") +
+                         (batching ? "entered a step" : "started on a core") +
+                         ": the time-weighted mean over each " + shortest(slice_s) +
+                         " s slice (solid) and the largest count in it (dotted).",
+                     "", largest, ", largest", std::nullopt});
 }
 
 PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
@@ -261,19 +259,21 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
   const std::string unit = first.unit;
   if (first.server_kind != "batching" || !first.time_series.steps) {
     const std::string busy = "busy_" + unit + "s_mean";
-    const SliceColumn column{"column(\"" + busy + "\")", busy,
-                             [](const ModeResult&, const TimeSlice& s) {
-                               return s.busy_cores_mean;
-                             }};
-    const std::string all = std::to_string(first.units) + " " + unit + (first.units == 1 ? "" : "s");
+    const SliceColumn column{
+        "column(\"" + busy + "\")", busy,
+        [](const ModeResult&, const TimeSlice& s) { return s.busy_cores_mean; }};
+    const std::string all =
+        std::to_string(first.units) + " " + unit + (first.units == 1 ? "" : "s");
     return slice_plot(
-        series, {"utilization", "Busy " + unit + "s", "busy " + unit + "s (mean)", column,
-                 "The " + unit + "s at work, time-weighted over each " + shortest(slice_s) +
-                     " s slice; the dashed line is the server's " + all + ": a slice at the line "
-                     "had no " + unit + " to spare.",
-                 shortest(first.units) + " with lines dt 2 lc rgb \"#666666\" title \"" + all +
-                     "\"",
-                 std::nullopt, "", std::max<double>(first.units, 1) * 1.08});
+        series,
+        {"utilization", "Busy " + unit + "s", "busy " + unit + "s (mean)", column,
+         "The " + unit + "s at work, time-weighted over each " + shortest(slice_s) +
+             " s slice; the dashed line is the server's " + all +
+             ": a slice at the line "
+             "had no " +
+             unit + " to spare.",
+         shortest(first.units) + " with lines dt 2 lc rgb \"#666666\" title \"" + all + "\"",
+         std::nullopt, "", std::max<double>(first.units, 1) * 1.08});
   }
   // The batching server: its KV cache in use, and its batches.
   PlotScript p;
@@ -292,8 +292,8 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
              time_axis(series) + "set multiplot layout 2,1 title \"" + p.title + "\"\n";
   const std::string kv_scale = blocks ? shortest(100 / *blocks) : "1";
   p.script += "set title \"KV cache blocks in use\"\nset ylabel \"" +
-              std::string(blocks ? "blocks in use (%)" : "blocks in use") + "\"\nset yrange [0:" +
-              (blocks ? "100" : "*") + "]\nplot ";
+              std::string(blocks ? "blocks in use (%)" : "blocks in use") +
+              "\"\nset yrange [0:" + (blocks ? "100" : "*") + "]\nplot ";
   bool first_term = true;
   auto term = [&](const std::string& t) {
     p.script += (first_term ? "" : ", \\\n     ") + t;
@@ -308,8 +308,9 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
          "\" title \"" + s.label + "\"");
   }
   const std::string per_replica = shortest(1 / replicas);
-  p.script += "\nset title \"Batch size\"\nset ylabel \"requests running a replica\"\n"
-              "set yrange [0:*]\nplot ";
+  p.script +=
+      "\nset title \"Batch size\"\nset ylabel \"requests running a replica\"\n"
+      "set yrange [0:*]\nplot ";
   first_term = true;
   for (const Series& s : series) {
     if (s.banded()) term(band_term(s, "running_mean", per_replica));
@@ -406,13 +407,32 @@ PlotScript cdf_plot(const std::vector<Series>& series, const std::string& name,
     for (const double x : s.result->latency_cdf.*values)
       high = std::max(high, x);
   }
+  // A curve with every request at 0 (a Poisson run that never queued) would
+  // stand on the axis's left edge, hidden by it: the axis starts a little
+  // left of 0 and the key says so.
+  auto all_zero = [&](const Series& s) {
+    const auto& v = s.result->latency_cdf.*values;
+    return std::all_of(v.begin(), v.end(), [](double x) { return x <= 0; });
+  };
+  const bool some_at_zero = std::any_of(series.begin(), series.end(), all_zero);
+  if (some_at_zero) {
+    for (const Series& s : series) {
+      if (all_zero(s)) {
+        p.caption += " Every request of the " + s.label + " has a " + what +
+                     " of 0: its curve is the vertical line at 0.";
+      }
+    }
+  }
   for (const Marker& m : markers)
     high = std::max(high, m.x_s * 1.05);
-  p.script = header(p.name, p.title, files_read(series, "cdf.csv")) + "set title \"" + title +
-             "\"\nset xlabel \"" + what + " (s" + (log ? ", logarithmic" : "") +
-             ")\"\nset ylabel \"share of requests\"\nset yrange [0:1]\nset key bottom right\n" +
-             (log ? "set logscale x\nset xrange [*:" + shortest(high > 0 ? high : 1) + "]\n"
-                  : "set xrange [0:" + shortest(high > 0 ? high : 1) + "]\n");
+  p.script =
+      header(p.name, p.title, files_read(series, "cdf.csv")) + "set title \"" + title +
+      "\"\nset xlabel \"" + what + " (s" + (log ? ", logarithmic" : "") +
+      ")\"\nset ylabel \"share of requests\"\nset yrange [0:1]\nset key bottom right\n" +
+      (log ? "set logscale x\nset xrange [*:" + shortest(high > 0 ? high : 1) + "]\n"
+           : "set xrange [" +
+                 (some_at_zero ? shortest(-0.02 * (high > 0 ? high : 1)) : std::string("0")) + ":" +
+                 shortest(high > 0 ? high : 1) + "]\n");
   // Markers as arrows from the bottom to the top of the plot, and as key
   // entries drawn by an invisible point.
   std::string marker_terms;
@@ -425,8 +445,8 @@ PlotScript cdf_plot(const std::vector<Series>& series, const std::string& name,
   p.script += "plot ";
   bool first = true;
   auto x_of = [&](const std::string& c) {
-    return log ? "(column(\"" + c + "\") > 0 ? column(\"" + c + "\") : NaN)" : "(column(\"" + c +
-                                                                                  "\"))";
+    return log ? "(column(\"" + c + "\") > 0 ? column(\"" + c + "\") : NaN)"
+               : "(column(\"" + c + "\"))";
   };
   for (const Series& s : series) {
     if (!s.banded()) continue;
@@ -442,7 +462,7 @@ PlotScript cdf_plot(const std::vector<Series>& series, const std::string& name,
     first = false;
     p.script += "'" + s.dir + "cdf.csv' using " + x_of(column) +
                 ":\"fraction\" with lines lw 2 lc rgb \"" + s.color + "\" title \"" + s.label +
-                "\"";
+                (all_zero(s) ? " (every request at 0 s)" : "") + "\"";
   }
   p.script += marker_terms + "\nunset output\n";
   return p;
@@ -493,9 +513,9 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
   if (context.ttft_budget_s) {
     ttft_markers.push_back({*context.ttft_budget_s, "TTFT budget", "dt 2 lc rgb \"#222222\""});
   }
-  const Marker ttft_slo =
-      context.ttft_slo_s ? Marker{*context.ttft_slo_s, "goodput TTFT bound", "dt 4 lc rgb \"#7d3c98\""}
-                         : Marker{};
+  const Marker ttft_slo = context.ttft_slo_s ? Marker{*context.ttft_slo_s, "goodput TTFT bound",
+                                                      "dt 4 lc rgb \"#7d3c98\""}
+                                             : Marker{};
   std::vector<PlotScript> out = {arrivals_plot(series, slice_s), queue_plot(series, slice_s),
                                  utilization_plot(series, slice_s, context)};
   std::string budget_line;
@@ -506,20 +526,30 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
   }
   out.push_back(slice_plot(
       series,
-      {"ttft_p99", "Time to first token (TTFT), p99 a slice", "p99 TTFT (s)",
+      {"ttft_p99",
+       "Time to first token (TTFT), p99 a slice",
+       "p99 TTFT (s)",
        {"column(\"ttft_p99_s\")", "ttft_p99_s",
         [](const ModeResult&, const TimeSlice& s) { return s.ttft_p99_s; }},
        "The 99th percentile of the TTFT of the requests arriving in each " + shortest(slice_s) +
            " s slice: what one user in a hundred waited for a first token when sending then" +
            (context.ttft_budget_s ? "; the dashed line is the TTFT budget." : "."),
-       budget_line, std::nullopt, "", std::nullopt}));
-  out.push_back(slice_plot(
-      series, {"wait_p99", wait + ", p99 a slice", "p99 wait (s)",
-               {"column(\"wait_p99_s\")", "wait_p99_s",
-                [](const ModeResult&, const TimeSlice& s) { return s.wait_p99_s; }},
-               "The 99th percentile of the wait of the requests starting in each " +
-                   shortest(slice_s) + " s slice.",
-               "", std::nullopt, "", std::nullopt}));
+       budget_line,
+       std::nullopt,
+       "",
+       std::nullopt}));
+  out.push_back(
+      slice_plot(series, {"wait_p99",
+                          wait + ", p99 a slice",
+                          "p99 wait (s)",
+                          {"column(\"wait_p99_s\")", "wait_p99_s",
+                           [](const ModeResult&, const TimeSlice& s) { return s.wait_p99_s; }},
+                          "The 99th percentile of the wait of the requests starting in each " +
+                              shortest(slice_s) + " s slice.",
+                          "",
+                          std::nullopt,
+                          "",
+                          std::nullopt}));
   out.push_back(miss_plot(series, slice_s));
   // A mode without requests has no distribution to draw (gnuplot refuses an
   // empty file).
@@ -540,8 +570,7 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
       e2el_markers.push_back({*budget, "mean deadline budget", "dt 2 lc rgb \"#222222\""});
     }
     if (context.e2el_slo_s) {
-      e2el_markers.push_back(
-          {*context.e2el_slo_s, "goodput E2E bound", "dt 4 lc rgb \"#7d3c98\""});
+      e2el_markers.push_back({*context.e2el_slo_s, "goodput E2E bound", "dt 4 lc rgb \"#7d3c98\""});
     }
     out.push_back(cdf_plot(with_requests, "e2el_cdf", "E2E latency, cumulative distribution",
                            "e2el_s", "end-to-end latency", &LatencyCdf::e2el_s, e2el_markers));
