@@ -12,6 +12,7 @@
 
 #include "cli/calibrate_command.hpp"
 #include "cli/capacity_command.hpp"
+#include "cli/command_options.hpp"
 #include "cli/data_files.hpp"
 #include "cli/inspect_command.hpp"
 #include "cli/merge_command.hpp"
@@ -147,31 +148,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");
   }
   for (const KnobFlag& flag : knob_flags()) {
-    if (!vm.count(flag.flag)) continue;
-    if (flag.kind == KnobFlag::kGoodput) {
-      std::string words;
-      for (const std::string& word : vm[flag.flag].as<std::vector<std::string>>())
-        words += word + " ";
-      set_knob(settings, flag, words);
-      continue;
-    }
-    set_knob(settings, flag, vm[flag.flag].as<std::string>());
+    if (vm.count(flag.flag)) set_knob_from(settings, vm, flag);
   }
-  if (vm.count("speedup")) {
-    if (vm.count("time-scale")) {
-      throw InputError("", 0, "--speedup", "conflicts with --time-scale (it sets 1/X); give one");
-    }
-    const KnobFlag speedup{"speedup", "", "", KnobFlag::kReal};
-    const double x = flag_value(speedup, vm["speedup"].as<std::string>()).get<double>();
-    if (!(x > 0)) throw InputError("", 0, "--speedup", "must be greater than 0");
-    set_setting(settings, "run.time_scale", 1 / x, "", "--speedup");
-  }
-  if (vm.count("filter")) {
-    set_setting(settings, "trace.filter", vm["filter"].as<std::vector<std::string>>(), "",
-                "--filter");
-  }
-  // A trace named on the command line replaces the one a settings file pinned.
-  if (vm.count("trace")) settings.trace_sha256.reset();
+  apply_trace_flags(settings, vm);
   validate_settings(settings, "");
   find_trace(settings);
   unsigned threads = usable_cores();

@@ -120,6 +120,35 @@ unsigned threads_from(const po::variables_map& vm) {
   return threads;
 }
 
+void set_knob_from(Settings& settings, const po::variables_map& vm, const KnobFlag& flag) {
+  if (flag.kind == KnobFlag::kGoodput) {
+    std::string words;
+    for (const std::string& word : vm[flag.flag].as<std::vector<std::string>>())
+      words += word + " ";
+    set_knob(settings, flag, words);
+    return;
+  }
+  set_knob(settings, flag, text_of(vm, flag.flag));
+}
+
+void apply_trace_flags(Settings& settings, const po::variables_map& vm) {
+  if (vm.count("speedup")) {
+    if (vm.count("time-scale")) {
+      throw InputError("", 0, "--speedup", "conflicts with --time-scale (it sets 1/X); give one");
+    }
+    const KnobFlag speedup{"speedup", "", "", KnobFlag::kReal};
+    const double x = flag_value(speedup, text_of(vm, "speedup")).get<double>();
+    if (!(x > 0)) throw InputError("", 0, "--speedup", "must be greater than 0");
+    set_setting(settings, "run.time_scale", 1 / x, "", "--speedup");
+  }
+  if (vm.count("filter")) {
+    set_setting(settings, "trace.filter", vm["filter"].as<std::vector<std::string>>(), "",
+                "--filter");
+  }
+  // A trace named on the command line replaces the one a settings file pinned.
+  if (vm.count("trace")) settings.trace_sha256.reset();
+}
+
 Settings base_settings(const po::variables_map& vm, const std::string& section_name,
                        json& section) {
   Settings settings;
@@ -146,14 +175,6 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
   }
   for (const KnobFlag& flag : knob_flags()) {
     if (!vm.count(flag.flag)) continue;
-    if (flag.kind == KnobFlag::kGoodput) {
-      std::string words;
-      for (const std::string& word : vm[flag.flag].as<std::vector<std::string>>())
-        words += word + " ";
-      set_knob(settings, flag, words);
-      continue;
-    }
-    const std::string value = text_of(vm, flag.flag);
     if (is_summary_only(flag)) {
       const std::string what = section_name == "sweep" ? "a sweep" : "a capacity search";
       throw InputError("", 0, std::string("--") + flag.flag,
@@ -161,23 +182,9 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
                            " writes no requests.csv (its runs keep only their summaries); run "
                            "one point with infersim run --per-request csv");
     }
-    set_knob(settings, flag, value);
+    set_knob_from(settings, vm, flag);
   }
-  if (vm.count("speedup")) {
-    if (vm.count("time-scale")) {
-      throw InputError("", 0, "--speedup", "conflicts with --time-scale (it sets 1/X); give one");
-    }
-    const KnobFlag speedup{"speedup", "", "", KnobFlag::kReal};
-    const double x = flag_value(speedup, text_of(vm, "speedup")).get<double>();
-    if (!(x > 0)) throw InputError("", 0, "--speedup", "must be greater than 0");
-    set_setting(settings, "run.time_scale", 1 / x, "", "--speedup");
-  }
-  if (vm.count("filter")) {
-    set_setting(settings, "trace.filter", vm["filter"].as<std::vector<std::string>>(), "",
-                "--filter");
-  }
-  // A trace named on the command line replaces the one a settings file pinned.
-  if (vm.count("trace")) settings.trace_sha256.reset();
+  apply_trace_flags(settings, vm);
   settings.per_request = "none";
   validate_settings(settings, "");
   find_trace(settings);

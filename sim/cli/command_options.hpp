@@ -40,6 +40,14 @@ unsigned threads_from(const boost::program_options::variables_map& vm);
 Settings base_settings(const boost::program_options::variables_map& vm,
                        const std::string& section_name, nlohmann::json& section);
 
+// A knob flag given on the command line, set (a goodput flag's words joined).
+void set_knob_from(Settings& settings, const boost::program_options::variables_map& vm,
+                   const KnobFlag& flag);
+
+// --speedup (checked against --time-scale), --filter, and a --trace that
+// replaces the one a settings file pinned (its SHA-256 forgotten).
+void apply_trace_flags(Settings& settings, const boost::program_options::variables_map& vm);
+
 // speedup as a knob of its own: X sets run.time_scale to 1/X (traffic growth).
 const KnobFlag& speedup_knob();
 

@@ -232,4 +232,18 @@ std::uint64_t whole_number(const JsonLines& lines, std::string_view field, od::v
   return n;
 }
 
+void append_ids(const JsonLines& lines, std::string_view field, od::value value, const char* what,
+                std::vector<std::uint32_t>& ids) {
+  const std::string expected = std::string("expected a list of ") + what;
+  od::array array;
+  if (value.get_array().get(array)) lines.fail(field, expected);
+  const std::string each = expected + ", each from 0 to 2^32 - 1";
+  for (auto element : array) {
+    od::value id;
+    if (const auto error = std::move(element).get(id)) lines.fail(field, error);
+    ids.push_back(
+        static_cast<std::uint32_t>(whole_number(lines, field, id, 0xffffffffULL, each.c_str())));
+  }
+}
+
 }  // namespace infersim::jsonl

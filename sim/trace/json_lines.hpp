@@ -74,4 +74,10 @@ std::uint32_t token_count(const JsonLines& lines, std::string_view field, od::va
 std::uint64_t whole_number(const JsonLines& lines, std::string_view field, od::value value,
                            std::uint64_t max, const char* what);
 
+// Appends a list of ids from 0 to 2^32 - 1 (a prompt's block ids or token
+// ids) to `ids`; an error naming `field` saying "expected a list of `what`"
+// for anything else.
+void append_ids(const JsonLines& lines, std::string_view field, od::value value, const char* what,
+                std::vector<std::uint32_t>& ids);
+
 }  // namespace infersim::jsonl

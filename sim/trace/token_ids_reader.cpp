@@ -87,17 +87,9 @@ Trace read_token_ids_trace(const TraceSource& source) {
         case 2:
           record.generated_tokens = jsonl::token_count(lines, key, field.value());
           break;
-        case 3: {
-          jsonl::od::array array;
-          if (field.value().get_array().get(array)) lines.fail(key, "expected a list of token ids");
-          for (auto element : array) {
-            jsonl::od::value id;
-            if (const auto error = std::move(element).get(id)) lines.fail(key, error);
-            tokens.push_back(static_cast<std::uint32_t>(jsonl::whole_number(
-                lines, key, id, 0xffffffffULL, "expected token ids from 0 to 2^32 - 1")));
-          }
+        case 3:
+          jsonl::append_ids(lines, key, field.value(), "token ids", tokens);
           break;
-        }
         default:
           jsonl::check_value(lines, printable(key), field.value());
       }

@@ -317,18 +317,9 @@ Trace read_jsonl_trace(const TraceSource& source) {
         case 2:
           record.generated_tokens = jsonl::token_count(lines, key, field.value());
           break;
-        case 3: {
-          jsonl::od::array array;
-          if (field.value().get_array().get(array)) lines.fail(key, "expected a list of block ids");
-          for (auto element : array) {
-            jsonl::od::value id;
-            if (const auto error = std::move(element).get(id)) lines.fail(key, error);
-            ids.push_back(static_cast<std::uint32_t>(
-                jsonl::whole_number(lines, key, id, 0xffffffffULL,
-                                    "expected a list of block ids, each from 0 to 2^32 - 1")));
-          }
+        case 3:
+          jsonl::append_ids(lines, key, field.value(), "block ids", ids);
           break;
-        }
         default:
           jsonl::check_value(lines, printable(key), field.value());
       }
