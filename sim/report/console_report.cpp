@@ -218,8 +218,8 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
       }
       const double requests = figure_value(r->summary, "requests").value_or(0);
       const double rejected = figure_value(r->summary, "rejected").value_or(0);
-      served.push_back(figure_text(requests - rejected, FigureUnit::kCount, std::nullopt,
-                                   replicated));
+      served.push_back(
+          figure_text(requests - rejected, FigureUnit::kCount, std::nullopt, replicated));
       failed.push_back(block_cell(*r, "rejected", Cell::kCount));
     }
     lines.push_back(served);
@@ -245,10 +245,10 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
   {
     Line met = {"Deadline met (E2E within budget):"};
     for (const ModeResult* r : results) {
-      met.push_back(block_cell(*r, "deadline_met", Cell::kCount) + " (" +
-                    figure_text(figure_value(r->summary, "success_rate").value_or(0),
-                                FigureUnit::kShare) +
-                    ")");
+      met.push_back(
+          block_cell(*r, "deadline_met", Cell::kCount) + " (" +
+          figure_text(figure_value(r->summary, "success_rate").value_or(0), FigureUnit::kShare) +
+          ")");
     }
     lines.push_back(met);
   }

@@ -83,7 +83,8 @@ std::string figure_label(const std::string& key, const std::string& kind) {
       {"success_rate", "Requests that met their deadline", nullptr},
       {"compute_s", "Total compute executed", "Total replica busy time"},
       {"avg_exec_s", "Execution time of a request, mean", nullptr},
-      {"utilization", "Average edge CPU utilization", "Average replica utilization (time stepping)"},
+      {"utilization", "Average edge CPU utilization",
+       "Average replica utilization (time stepping)"},
       {"waiting_total_s", "Total time spent waiting for a core",
        "Total time spent waiting to be scheduled"},
       {"avg_makespan_ok_s", "E2E latency, mean over deadline-met requests", nullptr},
@@ -121,7 +122,8 @@ std::string figure_label(const std::string& key, const std::string& kind) {
     }
   }
   if (const auto parts = percentile_parts(key)) {
-    if (const auto name = distribution_name(parts->first, kind)) return *name + ", p" + parts->second;
+    if (const auto name = distribution_name(parts->first, kind))
+      return *name + ", p" + parts->second;
   }
   return key;
 }
@@ -132,9 +134,8 @@ FigureUnit figure_unit(const std::string& key) {
         "max_concurrent_requests", "good_requests", "preemptions", "evicted_blocks", "steps"}) {
     if (key == count) return FigureUnit::kCount;
   }
-  for (const char* share :
-       {"success_rate", "utilization", "prefix_hit_rate", "kv_peak_utilization",
-        "good_request_fraction"}) {
+  for (const char* share : {"success_rate", "utilization", "prefix_hit_rate", "kv_peak_utilization",
+                            "good_request_fraction"}) {
     if (key == share) return FigureUnit::kShare;
   }
   if (key == "compute_s" || key == "waiting_total_s") return FigureUnit::kTotalSeconds;
@@ -232,9 +233,9 @@ std::vector<FigureRow> comparison_rows(const ModeResult& first) {
   if (batching(kind)) keys.push_back("rejected");
   keys.push_back("compute_s");
   if (!batching(kind)) keys.push_back("avg_exec_s");
-  for (const char* key : {"utilization", "waiting_total_s", "avg_wait_s", "success_rate",
-                          "avg_makespan_ok_s", "traffic_mb", "energy_wh", "ttft_mean_s",
-                          "ttft_p99_s", "tpot_mean_s"}) {
+  for (const char* key :
+       {"utilization", "waiting_total_s", "avg_wait_s", "success_rate", "avg_makespan_ok_s",
+        "traffic_mb", "energy_wh", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s"}) {
     keys.emplace_back(key);
   }
   if (batching(kind)) keys.emplace_back("itl_mean_s");

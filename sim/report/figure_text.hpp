@@ -59,8 +59,7 @@ std::string millis_text(double seconds, std::optional<double> half_width = std::
 
 // A value in its unit; `mean_of_runs` gives counts a decimal.
 std::string figure_text(double value, FigureUnit unit,
-                        std::optional<double> half_width = std::nullopt,
-                        bool mean_of_runs = false);
+                        std::optional<double> half_width = std::nullopt, bool mean_of_runs = false);
 // A mode's cell for a row: its value (± the 95 % half-width when replicated),
 // "n/a" when the figure does not exist; success_rate adds the count that met
 // their deadline ("35.99 % (3174)").

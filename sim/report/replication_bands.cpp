@@ -57,8 +57,8 @@ std::string time_series_band_csv(const std::vector<TimeSeries>& series) {
       {"wait_p99_s", [](const TimeSlice& s) { return s.wait_p99_s; }},
       {"ttft_p99_s", [](const TimeSlice& s) { return s.ttft_p99_s; }},
   };
-  const bool steps = std::any_of(series.begin(), series.end(),
-                                 [](const TimeSeries& t) { return t.steps; });
+  const bool steps =
+      std::any_of(series.begin(), series.end(), [](const TimeSeries& t) { return t.steps; });
   if (steps) {
     columns.push_back({"running_mean", [](const TimeSlice& s) { return s.running_mean; }});
     columns.push_back(

@@ -177,8 +177,8 @@ void ServingMetrics::on_request(std::uint64_t id, const Request& task, const Req
     peak_in_flight_ = std::max<std::uint64_t>(peak_in_flight_, in_flight_.size());
   }
   // The seconds before this arrival's are final: no later token falls there.
-  const auto arrival_second = static_cast<std::uint64_t>(
-      (task.arrival - *first_arrival_).count_ns() / 1'000'000'000);
+  const auto arrival_second =
+      static_cast<std::uint64_t>((task.arrival - *first_arrival_).count_ns() / 1'000'000'000);
   if (arrival_second > tokens_from_) {
     const std::uint64_t done =
         std::min<std::uint64_t>(arrival_second - tokens_from_, tokens_a_second_.size());

@@ -432,13 +432,13 @@ TEST_F(ServingFigures, OutputKeysComeFirstInTheirOrderThenTheServingOnes) {
   ASSERT_GT(keys.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(keys.begin(), keys.begin() + 24), contract);
   const std::vector<std::string> added(keys.begin() + 24, keys.end());
-  EXPECT_EQ(added, (std::vector<std::string>{
-                       "ttft_mean_s", "tpot_mean_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
-                       "e2el_mean_s", "e2el_p50_s", "e2el_p90_s", "e2el_p99_s", "wait_mean_s",
-                       "wait_p90_s", "benchmark_duration_s", "total_input_tokens",
-                       "total_output_tokens", "request_throughput_rps", "output_throughput_tps",
-                       "total_token_throughput_tps", "max_concurrent_requests",
-                       "peak_output_throughput_tps"}));
+  EXPECT_EQ(added,
+            (std::vector<std::string>{
+                "ttft_mean_s", "tpot_mean_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
+                "e2el_mean_s", "e2el_p50_s", "e2el_p90_s", "e2el_p99_s", "wait_mean_s",
+                "wait_p90_s", "benchmark_duration_s", "total_input_tokens", "total_output_tokens",
+                "request_throughput_rps", "output_throughput_tps", "total_token_throughput_tps",
+                "max_concurrent_requests", "peak_output_throughput_tps"}));
   EXPECT_EQ(s["e2el_p50_s"], s["makespan_p50_s"]);
   EXPECT_EQ(s["wait_mean_s"], s["avg_wait_s"]);
   EXPECT_THAT(r.out, HasSubstr("Median TTFT (ms):"));

@@ -161,9 +161,9 @@ TEST(TimeSeries, TtftP99IsOfTheRequestsArrivingInTheSlice) {
     o.response = at(response);
     serve(c, id++, task_at(arrival), o);
   };
-  request(1, 2, 3);    // TTFT 1
-  request(2, 4, 5);    // 2
-  request(3, 8, 9);    // 5
+  request(1, 2, 3);     // TTFT 1
+  request(2, 4, 5);     // 2
+  request(3, 8, 9);     // 5
   request(12, 42, 43);  // 30, answered three slices later
   request(45, 47, 48);  // 2
   request(50, 50, 50);  // 0, at the run's end
