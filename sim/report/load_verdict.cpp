@@ -77,15 +77,15 @@ std::string overload_text(const ModeResult& r, const LoadVerdict& v) {
   if (v.offered_exceeds_capacity) {
     parts.push_back("the requests ask " + fixed(*v.offered_load, 2) + " times what the " +
                     units_text(r) + " can do (" +
-                    duration_text(*v.offered_load * r.units * v.span_s) + " of execution over the " +
-                    duration_text(v.span_s) + " the arrivals span)");
+                    duration_text(*v.offered_load * r.units * v.span_s) +
+                    " of execution over the " + duration_text(v.span_s) + " the arrivals span)");
   }
   if (v.drains_long) {
-    std::string drain = "the last response comes " + duration_text(v.drain_s) +
-                        " after the last arrival";
+    std::string drain =
+        "the last response comes " + duration_text(v.drain_s) + " after the last arrival";
     if (!v.offered_exceeds_capacity) {
-      drain += " (" + fixed(v.span_s > 0 ? 100 * v.drain_s / v.span_s : 100, 0) +
-               " % of the " + duration_text(v.span_s) +
+      drain += " (" + fixed(v.span_s > 0 ? 100 * v.drain_s / v.span_s : 100, 0) + " % of the " +
+               duration_text(v.span_s) +
                " the arrivals span, and more than the mean deadline budget of " +
                duration_text(v.mean_budget_s) + ")";
     }
@@ -98,6 +98,14 @@ std::string overload_text(const ModeResult& r, const LoadVerdict& v) {
   if (v.busy_while_arriving && !v.offered_load) {
     parts.push_back("the " + units_text(r) + (r.units == 1 ? " was busy " : " were busy ") +
                     fixed(*v.busy_while_arriving * 100, 1) + " % of the time until then");
+  }
+  // What it cost: the deadlines met (the mode's figure, a mean when replicated).
+  const Summary& s = r.summary;
+  if (const auto met = figure_value(s, "deadline_met")) {
+    const int decimals = r.replications.empty() ? 0 : 1;
+    parts.push_back(fixed(*met, decimals) + " of the " +
+                    fixed(figure_value(s, "requests").value_or(0), decimals) +
+                    " requests met their deadline");
   }
   std::string text;
   for (std::size_t i = 0; i < parts.size(); ++i)

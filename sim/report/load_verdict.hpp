@@ -34,8 +34,8 @@ struct LoadVerdict {
   std::optional<double> offered_load;
   bool offered_exceeds_capacity = false;  // offered_load > 1
   bool drains_long = false;
-  double span_s = 0;        // first arrival to last arrival
-  double drain_s = 0;       // last arrival to last response (0 when before)
+  double span_s = 0;         // first arrival to last arrival
+  double drain_s = 0;        // last arrival to last response (0 when before)
   double mean_budget_s = 0;  // the requests' mean deadline budget
   // Served requests not yet answered at the end of the slice holding the last
   // arrival (`arrivals_end_s`), from the time series.
@@ -53,7 +53,8 @@ LoadVerdict assess_load(const ModeResult& result);
 
 // One sentence with the figures that show the overload: "the requests ask
 // 5.02 times what the 8 cores can do (...); the last response comes 3.92 h
-// after the last arrival, ...". Empty when the mode is not overloaded.
+// after the last arrival; ...; 72 of the 19366 requests met their
+// deadline". Empty when the mode is not overloaded.
 std::string overload_text(const ModeResult& result, const LoadVerdict& verdict);
 
 // The console's warning line for an overloaded mode ("warning: recorded trace

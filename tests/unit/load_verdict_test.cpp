@@ -61,6 +61,9 @@ TEST_F(Overload, EdgeServerAskedForMoreThanItsCoresGiveIsWarned) {
   EXPECT_THAT(r.out, HasSubstr("warning: recorded trace overloaded: the requests ask 2.11 times "
                                "what the 1 core can do (20.000 s of execution over the 9.500 s "
                                "the arrivals span); the last response comes 10.5"));
+  // Request i (from 0) is answered about 1.03 + 0.5 i s after it is issued,
+  // within its 5 s budget (2 s + 30 × 0.1 s) for i up to 7: 8 met.
+  EXPECT_THAT(r.out, HasSubstr("; 8 of the 20 requests met their deadline.\n"));
   const std::string html = page("edge");
   EXPECT_THAT(html, HasSubstr("<div class=\"banner overload\" role=\"alert\" "
                               "data-mode=\"recorded\"><b>Overloaded: Recorded trace.</b> The "
