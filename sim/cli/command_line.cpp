@@ -230,18 +230,14 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
       source ? run_scenario(settings, source->replay.trace, per_request, threads, &progress)
              : run_scenario_taking_records(settings, loaded.trace, per_request || measured, threads,
                                            &progress);
-  for (const ModeResult* r : result.modes())
-    out << result_line(*r) << '\n';
-  for (const ModeResult* r : result.modes())
-    out << serving_line(*r) << '\n';
+  out << '\n' << benchmark_block(result.modes());
   std::optional<MeasuredComparison> comparison;
   if (measured) {
     comparison = compare_with_measurement(*measured, *result.recorded);
     out << measured_line(*comparison) << '\n';
   }
-  if (result.recorded && result.synthetic) {
-    out << '\n' << compare_table(*result.recorded, *result.synthetic) << '\n';
-  }
+  out << '\n' << figures_table(result.modes()) << '\n';
+  out << load_warnings(result.modes());
   std::optional<MeasuredReport> report;
   if (source) {
     report = compare_replay(source->replay, replay_measured(source->replay, settings.batching),

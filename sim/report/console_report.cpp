@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdio>
 
+#include "report/figure_text.hpp"
+#include "report/load_verdict.hpp"
 #include "report/number_format.hpp"
 
 namespace infersim {
@@ -16,11 +18,6 @@ std::string brief_seconds(SimTime t) {
     s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s;
-}
-
-std::string figure(const Summary& s, const std::string& key, double scale, int decimals) {
-  const auto v = s.get(key);
-  return v ? fixed(*v * scale, decimals) : std::string("n/a");
 }
 
 }  // namespace
@@ -60,73 +57,7 @@ std::string replay_line(const GeneratedRequests& r) {
   return line + ".";
 }
 
-std::string result_line(const ModeResult& r) {
-  const Summary& s = r.summary;
-  const auto n = static_cast<long long>(*s.get("requests"));
-  const auto met = static_cast<long long>(*s.get("deadline_met"));
-  char head[160];
-  std::snprintf(head, sizeof(head), "%-10s tasks=%6lld ok=%6lld requests_ok=%5lld/%lld  ",
-                r.mode.c_str(), n, met, met, n);
-  return std::string(head) + "compute=" + figure(s, "compute_s", 1, 4) +
-         " s waiting=" + figure(s, "waiting_total_s", 1, 4) +
-         " s avg_wait=" + figure(s, "avg_wait_s", 1, 4) +
-         " s avg_makespan=" + figure(s, "avg_makespan_ok_s", 1, 4) +
-         " s edge_cpu=" + figure(s, "utilization", 100, 4) +
-         " % traffic=" + figure(s, "traffic_mb", 1, 4) +
-         " MB energy=" + figure(s, "energy_wh", 1, 4) + " Wh";
-}
-
-std::string serving_line(const ModeResult& r) {
-  const Summary& s = r.summary;
-  auto held = [&](const std::string& key) {
-    const auto& f = s.figures();
-    return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
-  };
-  char head[16];
-  std::snprintf(head, sizeof(head), "%-10s", r.mode.c_str());
-  std::string line = head;
-  for (const char* metric : {"ttft", "tpot", "e2el"}) {
-    line += std::string(" ") + metric;
-    for (const char* p : {"50", "99"}) {
-      const std::string key = std::string(metric) + "_p" + p + "_s";
-      if (held(key)) line += std::string(" p") + p + "=" + figure(s, key, 1000, 1) + " ms";
-    }
-    line += " ";
-  }
-  if (held("max_concurrent_requests")) {
-    line += " max_concurrent=" +
-            figure(s, "max_concurrent_requests", 1, r.replications.empty() ? 0 : 1);
-  }
-  if (held("goodput_rps")) {
-    line += " goodput=" + figure(s, "goodput_rps", 1, 4) + " req/s (" +
-            figure(s, "good_request_fraction", 100, 2) + " %)";
-  }
-  return line;
-}
-
-}  // namespace infersim
-
-namespace infersim {
 namespace {
-
-struct Row {
-  const char* label;
-  const char* key;
-  double scale;
-  int decimals;
-  const char* unit;
-};
-
-std::string cell(const ModeResult& r, const Row& row) {
-  const auto v = r.summary.get(row.key);
-  if (!v) return "n/a";
-  std::string text = fixed(*v * row.scale, row.decimals);
-  if (!r.replications.empty()) {
-    const auto half = r.ci95.get(std::string(row.key) + "_ci95");
-    if (half) text += " ± " + fixed(*half * row.scale, row.decimals);
-  }
-  return text + row.unit;
-}
 
 // Width in characters: UTF-8 continuation bytes (of ±) do not count.
 std::size_t display_width(const std::string& text) {
@@ -140,6 +71,82 @@ std::string pad(std::string text, std::size_t width) {
   const std::size_t shown = display_width(text);
   if (shown < width) text.append(width - shown, ' ');
   return text;
+}
+
+// Lines of cells, each column as wide as its widest cell and two more (the
+// first at least `first_width`), the last column unpadded; a line of one cell
+// (a section's rule) is as it is.
+std::string columns(const std::vector<std::vector<std::string>>& lines,
+                    std::size_t first_width = 0) {
+  std::vector<std::size_t> width;
+  for (const auto& line : lines) {
+    if (line.size() < 2) continue;
+    if (width.size() < line.size()) width.resize(line.size(), 0);
+    for (std::size_t i = 0; i < line.size(); ++i)
+      width[i] = std::max(width[i], display_width(line[i]));
+  }
+  if (!width.empty()) width[0] = std::max(width[0], first_width);
+  std::string out;
+  for (const auto& line : lines) {
+    std::string text;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      text += i + 1 == line.size() ? line[i] : pad(line[i], width[i] + 2);
+    while (!text.empty() && text.back() == ' ')
+      text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
+
+// `title` centred in 50 characters of `fill`, as Python's '{:{c}^50}' (the
+// extra character of an odd remainder on the right).
+std::string rule(const std::string& title, char fill) {
+  const std::size_t width = 50;
+  const std::size_t shown = display_width(title);
+  if (shown >= width) return title;
+  const std::size_t left = (width - shown) / 2;
+  return std::string(left, fill) + title + std::string(width - shown - left, fill);
+}
+
+bool holds(const Summary& s, const std::string& key) {
+  const auto& f = s.figures();
+  return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
+}
+
+// The percentiles of a metric the summary holds ("ttft_p99.9_s"), in order.
+std::vector<std::pair<double, std::string>> percentiles_of(const Summary& s,
+                                                           const std::string& metric) {
+  std::vector<std::pair<double, std::string>> out;
+  const std::string prefix = metric + "_p";
+  for (const Figure& f : s.figures()) {
+    if (!f.key.starts_with(prefix) || !f.key.ends_with("_s")) continue;
+    const std::string number = f.key.substr(prefix.size(), f.key.size() - prefix.size() - 2);
+    char* end = nullptr;
+    const double p = std::strtod(number.c_str(), &end);
+    if (!number.empty() && end == number.c_str() + number.size()) out.emplace_back(p, f.key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// How a block cell shows a figure.
+enum class Cell { kCount, kReal, kMillis };
+
+std::string block_cell(const ModeResult& r, const std::string& key, Cell how) {
+  const auto v = figure_value(r.summary, key);
+  if (!v) return "n/a";
+  const bool replicated = !r.replications.empty();
+  const std::optional<double> half =
+      replicated ? figure_value(r.ci95, key + "_ci95") : std::nullopt;
+  switch (how) {
+    case Cell::kCount:
+      return figure_text(*v, FigureUnit::kCount, half, replicated);
+    case Cell::kReal:
+      return figure_text(*v, FigureUnit::kDecimal, half);
+    case Cell::kMillis:
+      return millis_text(*v, half);
+  }
+  return "";
 }
 
 }  // namespace
@@ -157,68 +164,135 @@ std::string synthetic_line(const ModeResult& r, const TraceRates& rates,
   }
   line += ", seed " + std::to_string(r.seed);
   if (!r.replications.empty()) {
-    line += " (and " + std::to_string(r.replications.size() - 1) + " more seeds, up to " +
-            std::to_string(r.seed + r.replications.size() - 1) + ")";
+    // The mean as the tables print it, so that the two agree.
+    line += "; seeds " + std::to_string(r.seed) + " to " +
+            std::to_string(r.seed + r.replications.size() - 1) + " drew " +
+            figure_cell(r, {"", "requests", FigureUnit::kCount}) + " requests on average";
   }
   return line + ".";
 }
 
-std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic) {
-  static const Row kRows[] = {
-      {"Requests generated", "requests", 1, 0, ""},
-      {"Total compute executed", "compute_s", 1, 2, " s"},
-      {"Average task execution time", "avg_exec_s", 1, 3, " s"},
-      {"Average edge CPU utilization", "utilization", 100, 2, " %"},
-      {"Total time spent waiting", "waiting_total_s", 1, 2, " s"},
-      {"Average task waiting time", "avg_wait_s", 1, 3, " s"},
-      {"Requests that completed successfully", "success_rate", 100, 2, " %"},
-      {"Average request makespan", "avg_makespan_ok_s", 1, 3, " s"},
-      {"Total traffic", "traffic_mb", 1, 2, " MB"},
-      {"Energy of the run", "energy_wh", 1, 2, " Wh"},
-      // The serving figures, after the seed's table.
-      {"Mean time to first token", "ttft_mean_s", 1, 3, " s"},
-      {"P99 time to first token", "ttft_p99_s", 1, 3, " s"},
-      {"Mean time per output token", "tpot_mean_s", 1000, 2, " ms"},
-      {"Mean end-to-end latency", "e2el_mean_s", 1, 3, " s"},
-      {"Request throughput", "request_throughput_rps", 1, 3, " req/s"},
-      {"Peak concurrent requests", "max_concurrent_requests", 1, 0, ""},
+std::string benchmark_block(const std::vector<const ModeResult*>& results) {
+  if (results.empty()) return "";
+  const ModeResult& first = *results.front();
+  using Line = std::vector<std::string>;
+  std::vector<Line> lines;
+  const bool titled = results.size() > 1 || !first.replications.empty();
+  if (titled) {
+    Line title = {""};
+    for (const ModeResult* r : results)
+      title.push_back(column_title(*r));
+    lines.push_back(title);
+  }
+  auto row = [&](const std::string& label, const std::string& key, Cell how) {
+    if (!holds(first.summary, key)) return;
+    Line line = {label};
+    for (const ModeResult* r : results)
+      line.push_back(block_cell(*r, key, how));
+    lines.push_back(line);
   };
-  const std::string synthetic_title =
-      synthetic.replications.empty()
-          ? "Synthetic poisson"
-          : "Synthetic, mean ± 95 % CI of " + std::to_string(synthetic.replications.size());
-  std::vector<std::array<std::string, 4>> lines;
-  lines.push_back({"Metric", "Recorded trace", synthetic_title, "Recorded/synthetic"});
-  for (const Row& row : kRows) {
-    const auto& held = recorded.summary.figures();
-    if (std::none_of(held.begin(), held.end(), [&](const Figure& f) { return f.key == row.key; })) {
-      continue;  // a summary without the serving figures
+  auto section = [&](const std::string& title) { lines.push_back({rule(title, '-')}); };
+  auto distribution = [&](const std::string& metric, const std::string& name,
+                          const std::string& title) {
+    if (!holds(first.summary, metric + "_mean_s")) return;
+    section(title);
+    row("Mean " + name + " (ms):", metric + "_mean_s", Cell::kMillis);
+    const std::string median = metric + "_p50_s";
+    row("Median " + name + " (ms):", median, Cell::kMillis);
+    for (const auto& [p, key] : percentiles_of(first.summary, metric)) {
+      if (key != median) row("P" + shortest(p) + " " + name + " (ms):", key, Cell::kMillis);
     }
-    std::string left = cell(recorded, row);
-    std::string right = cell(synthetic, row);
-    if (std::string(row.key) == "success_rate") {
-      auto met = [](const ModeResult& r) {
-        const auto v = r.summary.get("deadline_met");
-        return v ? " (" + fixed(*v, r.replications.empty() ? 0 : 1) + ")" : std::string();
-      };
-      left += met(recorded);
-      right += met(synthetic);
+  };
+
+  // Served requests: those not rejected (a batching server's refusals; the
+  // edge server refuses none).
+  {
+    Line served = {"Successful requests:"};
+    Line failed = {"Failed requests:"};
+    for (const ModeResult* r : results) {
+      const bool replicated = !r->replications.empty();
+      if (!holds(r->summary, "rejected")) {
+        served.push_back(block_cell(*r, "requests", Cell::kCount));
+        failed.push_back("0");
+        continue;
+      }
+      const double requests = figure_value(r->summary, "requests").value_or(0);
+      const double rejected = figure_value(r->summary, "rejected").value_or(0);
+      served.push_back(
+          figure_text(requests - rejected, FigureUnit::kCount, std::nullopt, replicated));
+      failed.push_back(block_cell(*r, "rejected", Cell::kCount));
     }
-    const auto a = recorded.summary.get(row.key);
-    const auto b = synthetic.summary.get(row.key);
-    std::string ratio = "n/a";
-    if (a && b && *b != 0) ratio = fixed(*a / *b, *a / *b >= 100 ? 0 : 3);
-    lines.push_back({row.label, left, right, ratio});
+    lines.push_back(served);
+    lines.push_back(failed);
   }
-  std::array<std::size_t, 3> width{};
-  for (const auto& line : lines) {
-    for (std::size_t i = 0; i < 3; ++i)
-      width[i] = std::max(width[i], display_width(line[i]));
+  row("Benchmark duration (s):", "benchmark_duration_s", Cell::kReal);
+  row("Total input tokens:", "total_input_tokens", Cell::kCount);
+  row("Total generated tokens:", "total_output_tokens", Cell::kCount);
+  row("Request throughput (req/s):", "request_throughput_rps", Cell::kReal);
+  row("Request goodput (req/s):", "goodput_rps", Cell::kReal);
+  row("Output token throughput (tok/s):", "output_throughput_tps", Cell::kReal);
+  row("Peak output token throughput (tok/s):", "peak_output_throughput_tps", Cell::kReal);
+  row("Peak concurrent requests:", "max_concurrent_requests", Cell::kCount);
+  row("Total token throughput (tok/s):", "total_token_throughput_tps", Cell::kReal);
+  distribution("ttft", "TTFT", "Time to First Token");
+  distribution("tpot", "TPOT", "Time per Output Token (excl. 1st token)");
+  distribution("itl", "ITL", "Inter-token Latency");
+  distribution("e2el", "E2EL", "End-to-end Latency");
+  distribution("wait", "wait",
+               first.server_kind == "batching" ? "Wait to be Scheduled" : "Wait for a Core");
+
+  section("Deadlines");
+  {
+    Line met = {"Deadline met (E2E within budget):"};
+    for (const ModeResult* r : results) {
+      met.push_back(
+          block_cell(*r, "deadline_met", Cell::kCount) + " (" +
+          figure_text(figure_value(r->summary, "success_rate").value_or(0), FigureUnit::kShare) +
+          ")");
+    }
+    lines.push_back(met);
   }
+  row("Deadline missed:", "deadline_missed", Cell::kCount);
+  row("Mean deadline budget (ms):", "avg_budget_s", Cell::kMillis);
+  row("Mean E2EL of those that met it (ms):", "avg_makespan_ok_s", Cell::kMillis);
+  row("Good requests (every goodput bound):", "good_requests", Cell::kCount);
+
+  // Labels and the space after them take 41 characters, as vLLM's '{:<40} '.
+  return rule(" Serving Benchmark Result ", '=') + "\n" + columns(lines, 39) +
+         std::string(50, '=') + "\n";
+}
+
+std::string figures_table(const std::vector<const ModeResult*>& results) {
+  if (results.empty()) return "";
+  const bool compare = results.size() == 2;
+  std::vector<std::vector<std::string>> lines;
+  std::vector<std::string> head = {"Metric"};
+  for (const ModeResult* r : results)
+    head.push_back(r->mode == "recorded" ? "Recorded trace" : column_title(*r));
+  if (compare) head.push_back("Recorded/synthetic");
+  lines.push_back(head);
+  for (const FigureRow& row : comparison_rows(*results.front())) {
+    std::vector<std::string> line = {row.label};
+    for (const ModeResult* r : results)
+      line.push_back(figure_cell(*r, row));
+    if (compare) {
+      line.push_back(ratio_text(figure_value(results[0]->summary, row.key),
+                                figure_value(results[1]->summary, row.key)));
+    }
+    lines.push_back(line);
+  }
+  return columns(lines);
+}
+
+std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic) {
+  return figures_table({&recorded, &synthetic});
+}
+
+std::string load_warnings(const std::vector<const ModeResult*>& results) {
   std::string out;
-  for (const auto& line : lines) {
-    out += pad(line[0], width[0] + 2) + pad(line[1], width[1] + 2) + pad(line[2], width[2] + 2) +
-           line[3] + "\n";
+  for (const ModeResult* r : results) {
+    const std::string warning = overload_warning(*r, assess_load(*r));
+    if (!warning.empty()) out += warning + "\n";
   }
   return out;
 }

@@ -1,8 +1,10 @@
 // The console lines of a run: what the replay will do before it starts, and
-// the seed's one-line result after.
+// after it the result block vLLM's benchmark prints, the seed's table and a
+// warning when a server did not keep up.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report/mode_result.hpp"
 #include "request/synthetic_request_generator.hpp"
@@ -19,19 +21,28 @@ std::string trace_line(const Trace& trace);
 std::string replay_line(const GeneratedRequests& generated);
 
 // "Synthetic poisson: N requests drawn at the trace's mean rate of λ/s until T s,
-// mean sizes c context and g generated tokens, seed S."
+// mean sizes c context and g generated tokens, seed S." A replicated mode adds
+// the seeds and the mean count they drew, as the tables show it.
 std::string synthetic_line(const ModeResult& result, const TraceRates& rates,
                            const std::string& arrivals, const std::string& sizes);
 
-// The seed's side-by-side table: recorded against synthetic with their ratio;
-// a replicated synthetic column shows mean ± 95 % half-width.
+// The result block of vLLM's `vllm bench serve` ("Serving Benchmark Result":
+// requests, duration, tokens, throughputs, peak concurrency, then the TTFT,
+// TPOT, ITL (when the server tells its token instants), E2E latency and wait
+// sections with the mean, the median and every percentile asked, in ms),
+// then the deadline figures; one column a mode, side by side, a replicated
+// mode's cells as mean ± 95 % half-width.
+std::string benchmark_block(const std::vector<const ModeResult*>& results);
+
+// The seed's table: the modes' figures under their names (comparison_rows),
+// and with two modes their ratio, recorded / synthetic; a replicated column
+// shows mean ± 95 % half-width.
+std::string figures_table(const std::vector<const ModeResult*>& results);
+// figures_table of recorded against synthetic.
 std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic);
 
-// "recorded   tasks=  8819 ok=  3180 requests_ok= 3180/8819  compute=... s ..."
-std::string result_line(const ModeResult& result);
-
-// "recorded   ttft p50=… ms p99=… ms  tpot …  e2el …  max_concurrent=…": the
-// serving figures under vLLM's names, the percentiles the summary holds.
-std::string serving_line(const ModeResult& result);
+// A warning line for each mode whose server did not keep up (load_verdict),
+// each ending in a newline; empty when none.
+std::string load_warnings(const std::vector<const ModeResult*>& results);
 
 }  // namespace infersim

@@ -25,6 +25,9 @@ struct ModeResult {
   std::uint64_t dropped = 0;
   std::uint64_t events = 0;
   std::uint64_t seed = 0;  // synthetic: the (first) seed drawn with
+  // Synthetic: how the arrivals were drawn, as the reports name the mode
+  // ("poisson", "gamma, burstiness 4"); empty for the recorded mode.
+  std::string arrivals;
   // What served the requests: "edge" or "batching", made of `units` of `unit`
   // ("core", "replica").
   std::string server_kind = "edge";
@@ -38,6 +41,10 @@ struct ModeResult {
   // timeseries.csv and cdf.csv (the first seed's when replicated).
   TimeSeries time_series;
   LatencyCdf latency_cdf;
+  // Replicated: every seed's time series and CDF, the first seed's first (the
+  // bands the plots draw around the first seed's curves).
+  std::vector<TimeSeries> replication_series;
+  std::vector<LatencyCdf> replication_cdfs;
 };
 
 }  // namespace infersim

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "report/mode_result.hpp"
 
@@ -19,13 +22,28 @@ struct PlotScript {
   std::string script;   // gnuplot's text
 };
 
+// What the plots draw beside a run's own series, from its settings.json: the
+// deadline's TTFT budget, the goodput bounds given (--goodput), and the
+// batching server's KV blocks in all (kv_blocks × replicas).
+struct PlotContext {
+  std::optional<double> ttft_budget_s;
+  std::optional<double> ttft_slo_s;
+  std::optional<double> e2el_slo_s;
+  std::optional<double> kv_blocks;
+};
+PlotContext plot_context(const nlohmann::ordered_json& settings);
+
 // The plots of a run of one mode (its files at the folder's root) or of a
-// compare run (recorded/ and synthetic/): arrivals per slice against the
-// Poisson band, queue length, deadline-miss rate, and the CDFs of waiting time
-// and time to first token. `synthetic_arrivals` names the synthetic process
-// ("poisson" or "gamma") for the legends.
+// compare run (recorded/ and synthetic/), each mode under its series_label:
+// arrivals per slice against the Poisson band, the queue, the server's use
+// (busy units; the batching server's KV cache and batch size), the p99 TTFT
+// and wait a slice, the deadline-miss rate, and the CDFs of wait, TTFT (with
+// the TTFT budget and goodput bound) and E2E latency (with the mean deadline
+// budget and goodput bound). A replicated mode's curves carry the band of its
+// seeds (timeseries_band.csv, cdf_band.csv); where one mode's curve would lie
+// flat under the other's, each has a panel of its own.
 std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& results,
-                                     const std::string& synthetic_arrivals);
+                                     const PlotContext& context = {});
 
 // A child process run without a shell.
 struct ProgramRun {

@@ -1,89 +1,22 @@
 #include "report/report_html.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <optional>
 
+#include "report/figure_text.hpp"
+#include "report/load_verdict.hpp"
 #include "report/number_format.hpp"
 
 namespace infersim {
 namespace {
 
-enum class Unit { kCount, kPercent, kSeconds, kReqPerS, kTokPerS, kTokens, kWh, kMb };
-
-struct Row {
-  std::string label;
-  std::string key;
-  Unit unit;
-};
-
-std::optional<double> figure(const Summary& s, const std::string& key) {
-  for (const Figure& f : s.figures()) {
-    if (f.key == key) return f.value;
-  }
-  return std::nullopt;
-}
-
 bool has(const Summary& s, const std::string& key) {
   const auto& f = s.figures();
   return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
-}
-
-std::string printed(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), format, value);
-  return buffer;
-}
-
-// Seconds as a reader wants them: milliseconds below one second.
-std::string seconds_text(double s) {
-  const double magnitude = std::fabs(s);
-  if (magnitude == 0) return "0 s";
-  if (magnitude < 1) return printed("%.3g ms", s * 1000);
-  if (magnitude < 100) return printed("%.3f s", s);
-  return printed("%.1f s", s);
-}
-
-std::string value_text(double v, Unit unit, bool mean_of_runs) {
-  switch (unit) {
-    case Unit::kCount:
-      return fixed(v, mean_of_runs ? 1 : 0);
-    case Unit::kPercent:
-      return fixed(v * 100, 2) + " %";
-    case Unit::kSeconds:
-      return seconds_text(v);
-    case Unit::kReqPerS:
-      return fixed(v, 3) + " req/s";
-    case Unit::kTokPerS:
-      return fixed(v, 1) + " tok/s";
-    case Unit::kTokens:
-      return fixed(v, 0);
-    case Unit::kWh:
-      return fixed(v, 2) + " Wh";
-    case Unit::kMb:
-      return fixed(v, 2) + " MB";
-  }
-  return fixed(v, 3);
-}
-
-std::string cell_text(const ModeResult& r, const Row& row) {
-  const auto v = figure(r.summary, row.key);
-  if (!v) return "n/a";
-  const bool replicated = !r.replications.empty();
-  std::string text = value_text(*v, row.unit, replicated);
-  if (replicated) {
-    if (const auto half = figure(r.ci95, row.key + "_ci95")) {
-      text += " ± " + value_text(*half, row.unit, true);
-    }
-  }
-  if (row.key == "success_rate") {
-    if (const auto met = figure(r.summary, "deadline_met")) {
-      text += " (" + fixed(*met, replicated ? 1 : 0) + ")";
-    }
-  }
-  return text;
 }
 
 // The percentile keys of a metric the summary holds ("ttft_p50_s", ...), by
@@ -105,85 +38,77 @@ std::vector<std::pair<double, std::string>> percentile_keys(const Summary& s,
 
 struct Group {
   std::string title;
-  std::vector<Row> rows;
+  std::vector<FigureRow> rows;
 };
 
-std::vector<Group> table_groups(const Summary& first) {
+FigureRow row_of(const std::string& key, const std::string& kind) {
+  return {figure_label(key, kind), key, figure_unit(key)};
+}
+
+std::vector<Group> table_groups(const ModeResult& first_mode) {
+  const Summary& first = first_mode.summary;
+  const std::string& kind = first_mode.server_kind;
+  const bool batching = kind == "batching";
+  auto rows = [&](std::initializer_list<const char*> keys) {
+    std::vector<FigureRow> out;
+    for (const char* key : keys)
+      out.push_back(row_of(key, kind));
+    return out;
+  };
   std::vector<Group> groups = {
       {"Load",
-       {{"Requests simulated", "requests", Unit::kCount},
-        {"Dropped (arrived after the run's end)", "dropped", Unit::kCount},
-        {"Benchmark duration (first arrival to last response)", "benchmark_duration_s",
-         Unit::kSeconds},
-        {"Request throughput", "request_throughput_rps", Unit::kReqPerS},
-        {"Output token throughput", "output_throughput_tps", Unit::kTokPerS},
-        {"Total token throughput", "total_token_throughput_tps", Unit::kTokPerS},
-        {"Peak concurrent requests", "max_concurrent_requests", Unit::kCount}}},
-      {"Deadlines",
-       {{"Requests that met their deadline", "success_rate", Unit::kPercent},
-        {"Good requests (every goodput bound met)", "good_request_fraction", Unit::kPercent},
-        {"Goodput", "goodput_rps", Unit::kReqPerS},
-        {"Average makespan of the requests that met it", "avg_makespan_ok_s", Unit::kSeconds}}},
-  };
-  const std::pair<const char*, const char*> metrics[] = {
-      {"wait", "Waiting for a core"},
-      {"ttft", "Time to first token (TTFT)"},
-      {"tpot", "Time per output token (TPOT)"},
-      {"e2el", "End-to-end latency (E2E)"},
+       rows({"requests", "dropped", "rejected", "benchmark_duration_s", "request_throughput_rps",
+             "output_throughput_tps", "peak_output_throughput_tps", "total_token_throughput_tps",
+             "max_concurrent_requests"})},
+      {"Deadlines", rows({"success_rate", "avg_budget_s", "avg_makespan_ok_s",
+                          "good_request_fraction", "goodput_rps"})},
   };
   Group latency{"Latency", {}};
-  for (const auto& [metric, label] : metrics) {
-    latency.rows.push_back(
-        {std::string(label) + ", mean", std::string(metric) + "_mean_s", Unit::kSeconds});
-    for (const auto& [p, key] : percentile_keys(first, metric)) {
-      latency.rows.push_back({std::string(label) + ", p" + shortest(p), key, Unit::kSeconds});
-    }
+  for (const char* metric : {"wait", "ttft", "tpot", "itl", "e2el"}) {
+    const std::string mean = std::string(metric) + "_mean_s";
+    if (!has(first, mean)) continue;
+    latency.rows.push_back(row_of(mean, kind));
+    for (const auto& [p, key] : percentile_keys(first, metric))
+      latency.rows.push_back(row_of(key, kind));
   }
   groups.push_back(latency);
-  groups.push_back({"Server",
-                    {{"Edge CPU utilization", "utilization", Unit::kPercent},
-                     {"Total compute executed", "compute_s", Unit::kSeconds},
-                     {"Total time spent waiting", "waiting_total_s", Unit::kSeconds},
-                     {"Total traffic", "traffic_mb", Unit::kMb},
-                     {"Energy of the run", "energy_wh", Unit::kWh}}});
+  groups.push_back({"Server", batching ? rows({"utilization", "compute_s", "waiting_total_s",
+                                               "traffic_mb", "energy_wh"})
+                                       : rows({"utilization", "compute_s", "avg_exec_s",
+                                               "waiting_total_s", "traffic_mb", "energy_wh"})});
+  if (batching) {
+    groups.push_back(
+        {"Batching server", rows({"prefix_hit_rate", "preemptions", "evicted_blocks",
+                                  "kv_peak_utilization", "avg_batch_requests", "steps"})});
+  }
   for (Group& g : groups) {
-    std::erase_if(g.rows, [&](const Row& r) { return !has(first, r.key); });
+    std::erase_if(g.rows, [&](const FigureRow& r) { return !has(first, r.key); });
   }
   return groups;
 }
 
-std::string mode_title(const ModeResult& r, const std::string& synthetic_arrivals) {
-  if (r.mode == "recorded") return "Recorded trace";
-  std::string title = "Synthetic " + synthetic_arrivals;
-  if (!r.replications.empty()) {
-    title += " (mean ± 95 % CI of " + std::to_string(r.replications.size()) + " seeds)";
-  }
-  return title;
-}
-
-std::string figures_table(const std::vector<const ModeResult*>& results,
-                          const std::string& synthetic_arrivals) {
+std::string figures_table(const std::vector<const ModeResult*>& results) {
   const bool compare = results.size() == 2;
   std::string out = "<table class=\"figures\">\n<thead><tr><th>Figure</th>";
   for (const ModeResult* r : results)
-    out += "<th>" + html_escape(mode_title(*r, synthetic_arrivals)) + "</th>";
+    out += "<th>" + html_escape(column_title(*r)) + "</th>";
   if (compare) out += "<th>Recorded / synthetic</th>";
   out += "</tr></thead>\n<tbody>\n";
   const std::size_t columns = results.size() + (compare ? 2 : 1);
-  for (const Group& g : table_groups(results.front()->summary)) {
+  for (const Group& g : table_groups(*results.front())) {
     if (g.rows.empty()) continue;
     out += "<tr class=\"group\"><th colspan=\"" + std::to_string(columns) + "\">" +
            html_escape(g.title) + "</th></tr>\n";
-    for (const Row& row : g.rows) {
-      out += "<tr><th scope=\"row\">" + html_escape(row.label) + "</th>";
+    for (const FigureRow& row : g.rows) {
+      out += "<tr data-key=\"" + html_escape(row.key) + "\"><th scope=\"row\">" +
+             html_escape(row.label) + "</th>";
       for (const ModeResult* r : results)
-        out += "<td>" + html_escape(cell_text(*r, row)) + "</td>";
+        out += "<td>" + html_escape(figure_cell(*r, row)) + "</td>";
       if (compare) {
-        const auto a = figure(results[0]->summary, row.key);
-        const auto b = figure(results[1]->summary, row.key);
-        std::string ratio = "n/a";
-        if (a && b && *b != 0) ratio = fixed(*a / *b, std::fabs(*a / *b) >= 100 ? 0 : 3);
-        out += "<td class=\"ratio\">" + ratio + "</td>";
+        out += "<td class=\"ratio\">" +
+               ratio_text(figure_value(results[0]->summary, row.key),
+                          figure_value(results[1]->summary, row.key)) +
+               "</td>";
       }
       out += "</tr>\n";
     }
@@ -208,8 +133,8 @@ std::string all_figures_table(const std::vector<const ModeResult*>& results) {
   for (const std::string& key : keys) {
     out += "<tr><th scope=\"row\"><code>" + html_escape(key) + "</code></th>";
     for (const ModeResult* r : results) {
-      auto v = figure(r->summary, key);
-      if (!v) v = figure(r->ci95, key);
+      auto v = figure_value(r->summary, key);
+      if (!v) v = figure_value(r->ci95, key);
       out += "<td>" + (v ? shortest(*v) : std::string("null")) + "</td>";
     }
     out += "</tr>\n";
@@ -217,17 +142,30 @@ std::string all_figures_table(const std::vector<const ModeResult*>& results) {
   return out + "</tbody>\n</table>\n";
 }
 
-std::string json_text(const nlohmann::ordered_json& settings, const char* section, const char* key,
-                      const std::string& otherwise = "") {
+const nlohmann::ordered_json* json_at(const nlohmann::ordered_json& settings, const char* section,
+                                      const char* key) {
   if (!settings.is_object() || !settings.contains(section) || !settings[section].is_object() ||
       !settings[section].contains(key)) {
-    return otherwise;
+    return nullptr;
   }
-  const auto& v = settings[section][key];
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return otherwise;
-  if (v.is_number()) return shortest(v.get<double>());
-  return v.dump();
+  return &settings[section][key];
+}
+
+std::string json_text(const nlohmann::ordered_json& settings, const char* section, const char* key,
+                      const std::string& otherwise = "") {
+  const nlohmann::ordered_json* v = json_at(settings, section, key);
+  if (v == nullptr || v->is_null()) return otherwise;
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_boolean()) return v->get<bool>() ? "on" : "off";
+  if (v->is_number()) return shortest(v->get<double>());
+  return v->dump();
+}
+
+std::optional<double> json_number(const nlohmann::ordered_json& settings, const char* section,
+                                  const char* key) {
+  const nlohmann::ordered_json* v = json_at(settings, section, key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return v->get<double>();
 }
 
 const TimeSlice* busiest_slice(const ModeResult& r) {
@@ -238,37 +176,206 @@ const TimeSlice* busiest_slice(const ModeResult& r) {
   return best;
 }
 
-std::string reading_guide(const std::vector<const ModeResult*>& results,
-                          const std::string& synthetic_arrivals) {
+std::string units_text(const ModeResult& r) {
+  return std::to_string(r.units) + " " + r.unit + (r.units == 1 ? "" : "s");
+}
+
+// A mode's verdict: whether its requests met their deadlines (at least 99 %
+// of them), by how much they missed, and whether its server kept up.
+std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& settings) {
+  const Summary& s = r.summary;
+  const double share = figure_value(s, "success_rate").value_or(0);
+  const bool met = share >= kMetShare;
+  const bool replicated = !r.replications.empty();
+  const LoadVerdict load = assess_load(r);
+  std::string out = std::string("<div class=\"verdict ") + (met ? "met" : "missed") +
+                    "\" data-mode=\"" + html_escape(r.mode) + "\">\n<h3>" +
+                    html_escape(column_title(r)) + ": deadlines " + (met ? "met" : "missed") +
+                    (load.overloaded ? ", overloaded" : "") + "</h3>\n<ul>\n";
+  const std::string count = fixed(figure_value(s, "requests").value_or(0), replicated ? 1 : 0);
+  if (met) {
+    out += "<li>" + fixed(share * 100, 2) + " % of the " + count +
+           " requests met their deadline (the verdict asks for 99 %).</li>\n";
+  } else {
+    out += "<li>" + fixed((1 - share) * 100, 2) + " % of the " + count +
+           " requests missed their deadline (" +
+           fixed(figure_value(s, "deadline_missed").value_or(0), replicated ? 1 : 0) +
+           "); the verdict asks for 99 % within it.</li>\n";
+  }
+  const auto ttft_p99 = figure_value(s, "ttft_p99_s");
+  const auto ttft_budget = json_number(settings, "deadline", "ttft_budget_s");
+  if (ttft_p99 && ttft_budget && *ttft_budget > 0) {
+    out +=
+        "<li>TTFT, p99: " + duration_text(*ttft_p99) +
+        (*ttft_p99 <= *ttft_budget ? ", within the " + duration_text(*ttft_budget) + " TTFT budget"
+                                   : ", " + fixed(*ttft_p99 / *ttft_budget, 1) + " times the " +
+                                         duration_text(*ttft_budget) + " TTFT budget") +
+        ".</li>\n";
+  }
+  const auto e2el = figure_value(s, "e2el_mean_s");
+  const auto budget = figure_value(s, "avg_budget_s");
+  if (e2el && budget) {
+    out += "<li>E2E latency, mean over all requests: " + duration_text(*e2el) +
+           " against a mean deadline budget of " + duration_text(*budget) +
+           (*e2el > *budget ? " (" + fixed(*e2el / *budget, 1) + " times it)" : "") + ".</li>\n";
+  }
+  if (const auto good = figure_value(s, "good_request_fraction")) {
+    out += "<li>" + fixed(*good * 100, 2) + " % of the requests met every goodput bound (" +
+           html_escape(json_text(settings, "report", "goodput")) + ").</li>\n";
+  }
+  if (load.overloaded) {
+    out +=
+        "<li>Overloaded: its server did not keep up (the banner above has the "
+        "figures).</li>\n";
+  } else if (load.offered_load) {
+    out += "<li>Kept up: the requests ask " + fixed(*load.offered_load, 2) + " times what the " +
+           units_text(r) + " can do, and the last response came " + duration_text(load.drain_s) +
+           " after the last arrival.</li>\n";
+  } else if (!r.tasks.empty()) {
+    out += "<li>Kept up: the last response came " + duration_text(load.drain_s) +
+           " after the last arrival" +
+           (load.busy_while_arriving
+                ? "; the " + units_text(r) + (r.units == 1 ? " was busy " : " were busy ") +
+                      fixed(*load.busy_while_arriving * 100, 1) + " % of the time until then"
+                : std::string()) +
+           ".</li>\n";
+  }
+  return out + "</ul>\n</div>\n";
+}
+
+struct Knob {
+  std::string label;
+  const char* section;
+  const char* key;
+  std::string unit;  // after the value
+};
+
+// The budgets and the knobs that produced the run, as settings.json has them.
+std::string knobs_html(const nlohmann::ordered_json& settings, const std::string& kind,
+                       bool synthetic) {
+  std::vector<std::pair<std::string, std::vector<Knob>>> groups = {
+      {"Deadline",
+       {{"TTFT budget (before the first token)", "deadline", "ttft_budget_s", " s"},
+        {"Decode budget (a generated token)", "deadline", "decode_budget_s", " s"},
+        {"Goodput bounds (ms)", "report", "goodput", ""}}},
+  };
+  if (kind == "batching") {
+    groups.push_back(
+        {"Batching server",
+         {{"Replicas", "batching", "replicas", ""},
+          {"Router", "batching", "router", ""},
+          {"Most requests running a replica", "batching", "max_num_seqs", ""},
+          {"Most tokens a step", "batching", "max_num_batched_tokens", ""},
+          {"KV blocks a replica", "batching", "kv_blocks", ""},
+          {"Tokens a KV block", "batching", "block_tokens", ""},
+          {"Longest request (tokens)", "batching", "max_model_len", ""},
+          {"Prefix caching", "batching", "prefix_caching", ""},
+          {"Admit only whole prompts", "batching", "reserve_full_prompt", ""},
+          {"Step, fixed cost", "batching", "step_base_s", " s"},
+          {"Step, a prefill token", "batching", "step_prefill_token_s", " s"},
+          {"Step, a prefill attention pair", "batching", "step_prefill_pair_s", " s"},
+          {"Step, a decode token", "batching", "step_decode_token_s", " s"},
+          {"Step, a context token read by a decode", "batching", "step_decode_context_s", " s"},
+          {"Power of a replica, idle / stepping", "batching", "gpu_idle_w", " W"},
+          {"Asynchronous scheduling", "batching", "async_scheduling", ""},
+          {"Replicas in lockstep", "batching", "lockstep", ""}}});
+  } else {
+    groups.push_back(
+        {"Edge server",
+         {{"Cores", "server", "cores", ""},
+          {"Speed of a core", "server", "mips_per_core", " MIPS"},
+          {"Cost of a context token (prefill)", "tokens", "mi_per_context_token", " MI"},
+          {"Cost of a generated token (decode)", "tokens", "mi_per_generated_token", " MI"},
+          {"Power, idle / all cores busy", "server", "idle_power_w", " W"}}});
+  }
+  groups.push_back({"Workload",
+                    {{"Devices issuing the requests", "run", "devices", ""},
+                     {"Bytes a token", "tokens", "bytes_per_token", ""},
+                     {"Arrival clock (0: exact)", "run", "time_resolution_s", " s"},
+                     {"Time scale", "run", "time_scale", ""},
+                     {"Replay window from", "run", "start_offset_s", " s"},
+                     {"Replay window to", "run", "end_offset_s", " s"},
+                     {"Longest idle gap", "run", "max_idle_gap_s", " s"},
+                     {"Run length", "run", "duration_s", " s"},
+                     {"Seed", "run", "seed", ""}}});
+  if (synthetic) {
+    auto& workload = groups.back().second;
+    workload.push_back({"Synthetic arrivals", "synthetic", "arrivals", ""});
+    if (json_text(settings, "synthetic", "arrivals") == "gamma") {
+      workload.push_back({"Synthetic burstiness (gamma shape)", "synthetic", "burstiness", ""});
+    }
+    workload.push_back({"Synthetic sizes", "synthetic", "sizes", ""});
+    workload.push_back({"Synthetic replications", "synthetic", "replications", ""});
+  }
+  std::string out = "<table class=\"knobs\">\n<tbody>\n";
+  for (const auto& [title, knobs] : groups) {
+    out += "<tr class=\"group\"><th colspan=\"2\">" + html_escape(title) + "</th></tr>\n";
+    for (const Knob& k : knobs) {
+      const nlohmann::ordered_json* v = json_at(settings, k.section, k.key);
+      if (v == nullptr) continue;
+      std::string value;
+      if (v->is_null()) {
+        value = "none";
+      } else if (v->is_object()) {
+        for (const auto& [name, bound] : v->items())
+          value += (value.empty() ? "" : ", ") + name + " " + bound.dump();
+      } else {
+        value = json_text(settings, k.section, k.key) + k.unit;
+      }
+      if (std::string(k.key) == "idle_power_w") {
+        value += " / " + json_text(settings, "server", "max_power_w") + " W";
+      } else if (std::string(k.key) == "gpu_idle_w") {
+        value += " / " + json_text(settings, "batching", "gpu_max_w") + " W";
+      }
+      out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." + k.key +
+             "</code></th><td>" + html_escape(value) + "</td></tr>\n";
+    }
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string reading_guide(const std::vector<const ModeResult*>& results) {
   const ModeResult* recorded = nullptr;
   const ModeResult* synthetic = nullptr;
   for (const ModeResult* r : results)
     (r->mode == "recorded" ? recorded : synthetic) = r;
+  const ModeResult& first = *results.front();
+  const bool batching = first.server_kind == "batching";
+  const std::string wait = wait_name(first.server_kind);
   std::string out = "<h3>The columns</h3>\n<p>";
   if (recorded) {
     out += "<b>Recorded trace</b> replays the trace's own arrival times and sizes. ";
   }
   if (synthetic) {
-    out += "<b>Synthetic " + html_escape(synthetic_arrivals) +
+    out += "<b>" + html_escape(mode_title(*synthetic)) +
            "</b> keeps the run length, the fleet, the server and every knob, and draws arrivals "
            "at the trace's mean rate, so it carries about the same work";
-    out += synthetic_arrivals == "poisson" ? " as a Poisson benchmark would. " : ". ";
+    out += synthetic->arrivals.empty() || synthetic->arrivals == "poisson"
+               ? " as a Poisson benchmark would. "
+               : ". ";
   }
   if (recorded && synthetic) {
     out +=
         "The last column divides the first by the second: above 1, the recorded trace has "
         "more of it.";
   }
+  out += "</p>\n<dl>\n<dt>" + html_escape(wait) + "</dt><dd>from the request's arrival at the " +
+         (batching ? "server to the first step it is part of."
+                   : "server to the start of its execution on a core.") +
+         "</dd>\n"
+         "<dt>TTFT</dt><dd>time to first token: from the request's issue to its first generated "
+         "token reaching the device.</dd>\n"
+         "<dt>TPOT</dt><dd>time per output token after the first: (E2E − TTFT) / (generated "
+         "tokens − 1), over the requests that generate more than one token.</dd>\n";
+  if (batching) {
+    out +=
+        "<dt>ITL</dt><dd>inter-token latency: every gap between two consecutive tokens of a "
+        "request, as the replicas' steps produce them.</dd>\n";
+  }
   out +=
-      "</p>\n<dl>\n"
-      "<dt>Waiting for a core</dt><dd>from the request's arrival at the server to the start of "
-      "its execution on a core.</dd>\n"
-      "<dt>TTFT</dt><dd>time to first token: from the request's issue to its first generated "
-      "token reaching the device.</dd>\n"
-      "<dt>TPOT</dt><dd>time per output token after the first: (E2E − TTFT) / (generated "
-      "tokens − 1), over the requests that generate more than one token.</dd>\n"
       "<dt>E2E latency</dt><dd>from issue to the whole response at the device (the "
-      "makespan).</dd>\n"
+      "makespan); its mean is over every request, and a second mean over those that met "
+      "their deadline.</dd>\n"
       "<dt>pNN</dt><dd>the NN-th percentile: NN % of the requests took at most this "
       "long.</dd>\n"
       "<dt>Deadline</dt><dd>TTFT budget + decode budget × generated tokens; a request meets "
@@ -276,12 +383,26 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
       "<dt>Goodput</dt><dd>requests per second that met every bound given with "
       "<code>--goodput</code> (only when given).</dd>\n"
       "<dt>Throughputs</dt><dd>over the benchmark duration, from the first arrival to the "
-      "last response, as vLLM's benchmark measures them.</dd>\n"
+      "last response, as vLLM's benchmark measures them; the peak output token throughput is "
+      "the most tokens reaching the devices in one second.</dd>\n"
       "<dt>Peak concurrent requests</dt><dd>the most requests in flight at once, between "
-      "issue and response.</dd>\n"
-      "<dt>Utilization and energy</dt><dd>busy core-time over the cores' time, and the "
-      "server's idle power plus its dynamic share, plus the devices' radios.</dd>\n"
-      "</dl>\n";
+      "issue and response.</dd>\n";
+  out += batching
+             ? "<dt>Utilization and energy</dt><dd>the replicas' stepping time over their time, "
+               "and their idle power plus the share of it while stepping, plus the devices' "
+               "radios.</dd>\n"
+               "<dt>KV cache and batches</dt><dd>the blocks in use as each step found them, "
+               "the requests a step runs, the share of the admitted tokens found in the prefix "
+               "cache, and the requests preempted for want of blocks.</dd>\n"
+             : "<dt>Utilization and energy</dt><dd>busy core-time over the cores' time, and the "
+               "server's idle power plus its dynamic share, plus the devices' radios.</dd>\n";
+  out +=
+      "<dt>Overloaded</dt><dd>the requests ask more than the server can give: on the edge "
+      "server, their execution times summed over the time the arrivals span exceed what "
+      "its cores can do; on either server, the last response comes more than " +
+      fixed(kDrainShareOfSpan * 100, 0) +
+      " % of that span, and more than the mean deadline budget, after the last "
+      "arrival (the queue still draining).</dd>\n</dl>\n";
   if (recorded) {
     const TimeSlice* peak = busiest_slice(*recorded);
     const double slice_s = recorded->time_series.slice.seconds();
@@ -295,14 +416,14 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
              std::to_string(peak->arrivals) + " requests arrived, against a mean of " +
              fixed(mean, 1) + " a slice. ";
     }
+    const auto utilization = figure_value(recorded->summary, "utilization");
     out +=
-        "While a burst lasts, requests arrive faster than the cores finish them: the queue "
-        "grows (the queue plot), every request behind it waits, and the deadlines of the "
-        "slices that follow are missed (the miss-rate plot), although over the whole run the "
-        "cores are busy only " +
-        (figure(recorded->summary, "utilization")
-             ? fixed(*figure(recorded->summary, "utilization") * 100, 0) + " %"
-             : std::string("part")) +
+        "While a burst lasts, requests arrive faster than the server finishes them: the "
+        "queue grows (the queue plot), every request behind it waits, and the deadlines of "
+        "the slices that follow are missed (the miss-rate plot), although over the whole run "
+        "the " +
+        std::string(batching ? "replicas step" : "cores are busy") + " only " +
+        (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
         " of the time. ";
     if (synthetic) {
       out +=
@@ -315,11 +436,17 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
   out +=
       "<h3>The files</h3>\n<p><code>summary.json</code> and <code>summary.csv</code> hold "
       "every figure; <code>timeseries.csv</code> the slices the plots draw (arrivals, "
-      "completions and deadline misses by response, queue length, busy cores, utilization, "
-      "energy, the 99th percentile of the waits starting in the slice); <code>cdf.csv</code> "
-      "the distributions of waiting time and TTFT; <code>plots/*.gp</code> the gnuplot "
-      "scripts, which <code>gnuplot plots/*.gp</code> in the run folder renders again after "
-      "an edit.</p>\n";
+      "completions and deadline misses by response, queue length, busy " +
+      first.unit +
+      "s, utilization, energy, the 99th percentiles of the waits starting in the slice and of "
+      "the TTFTs of the requests arriving in it" +
+      (batching ? ", the batching server's running and waiting requests, KV blocks, steps and "
+                  "prefix hits"
+                : "") +
+      "); <code>cdf.csv</code> the distributions of wait, TTFT and E2E latency; a replicated "
+      "mode's <code>timeseries_band.csv</code> and <code>cdf_band.csv</code> its seeds' "
+      "spread; <code>plots/*.gp</code> the gnuplot scripts, which <code>gnuplot "
+      "plots/*.gp</code> in the run folder renders again after an edit.</p>\n";
   return out;
 }
 
@@ -351,6 +478,15 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; font-
 dt { font-weight: 600; }
 dd { margin: 0; }
 details summary { cursor: pointer; color: #2471a3; }
+div.banner { margin: 12px 0; padding: 12px 16px; border-radius: 4px; border: 1px solid #c0392b;
+             background: #fdedec; color: #641e16; }
+div.verdict { margin: 10px 0; padding: 2px 14px; border-left: 5px solid #c8cdd3; }
+div.verdict.met { border-left-color: #1e8449; }
+div.verdict.missed { border-left-color: #c0392b; }
+div.verdict h3 { margin: 8px 0 4px; }
+div.verdict ul { margin: 4px 0 8px; padding-left: 20px; }
+table.knobs th[scope=row] { width: 60%; }
+table.knobs td { text-align: left; }
 table.all td, table.all th { font-size: 0.85rem; padding: 3px 8px; }
 )";
 
@@ -408,10 +544,23 @@ std::string inline_svg(const std::string& svg, const std::string& id_prefix,
 std::string report_html(const nlohmann::ordered_json& settings,
                         const std::vector<const ModeResult*>& results,
                         const std::vector<ReportFigure>& figures, const std::string& plots_note) {
-  const std::string arrivals = json_text(settings, "synthetic", "arrivals", "poisson");
   const std::string trace = json_text(settings, "trace", "path", "?");
   const std::string mode = json_text(settings, "run", "mode", results.size() == 2 ? "compare" : "");
   const std::string digest = json_text(settings, "trace", "sha256");
+  const std::string kind = results.empty() ? json_text(settings, "server", "kind", "edge")
+                                           : results.front()->server_kind;
+  std::string server;
+  if (kind == "batching") {
+    const std::string replicas = json_text(settings, "batching", "replicas", "?");
+    server = replicas + (replicas == "1" ? " batching replica" : " batching replicas") +
+             " (router " + json_text(settings, "batching", "router", "?") + ", " +
+             json_text(settings, "batching", "kv_blocks", "?") + " KV blocks of " +
+             json_text(settings, "batching", "block_tokens", "?") + " tokens each)";
+  } else {
+    const std::string cores = json_text(settings, "server", "cores", "?");
+    server = cores + (cores == "1" ? " core of " : " cores of ") +
+             json_text(settings, "server", "mips_per_core", "?") + " MIPS";
+  }
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -423,9 +572,8 @@ std::string report_html(const nlohmann::ordered_json& settings,
           (digest.size() >= 12 ? " (SHA-256 " + html_escape(digest.substr(0, 12)) + "…)" : "") +
           ", mode <b>" + html_escape(mode) + "</b>, " +
           html_escape(json_text(settings, "run", "devices", "?")) + " devices, " +
-          html_escape(json_text(settings, "server", "cores", "?")) + " cores of " +
-          html_escape(json_text(settings, "server", "mips_per_core", "?")) + " MIPS, seed " +
-          html_escape(json_text(settings, "run", "seed", "?")) + ".</p>\n<p class=\"meta\">" +
+          html_escape(server) + ", seed " + html_escape(json_text(settings, "run", "seed", "?")) +
+          ".</p>\n<p class=\"meta\">" +
           html_escape(json_text(settings, "meta", "program", "infersim") + " " +
                       json_text(settings, "meta", "version")) +
           (settings.contains("meta")
@@ -433,12 +581,31 @@ std::string report_html(const nlohmann::ordered_json& settings,
                : std::string()) +
           ". Every setting is in <code>settings.json</code>; <code>infersim run --settings "
           "settings.json</code> runs it again.</p>\n"
-          "<nav><a href=\"#figures\">Figures</a><a href=\"#time\">Over time</a>"
-          "<a href=\"#distributions\">Distributions</a><a href=\"#guide\">Reading guide</a>"
-          "<a href=\"#all\">Every figure</a></nav>\n</header>\n";
+          "<nav><a href=\"#verdict\">Verdict</a><a href=\"#figures\">Figures</a>"
+          "<a href=\"#time\">Over time</a><a href=\"#distributions\">Distributions</a>"
+          "<a href=\"#guide\">Reading guide</a><a href=\"#all\">Every figure</a></nav>\n"
+          "</header>\n";
+
+  // The verdict first: an overloaded server above all, then each mode's
+  // deadlines, then what produced them.
+  page += "<section id=\"verdict\">\n<h2>Verdict</h2>\n";
+  for (const ModeResult* r : results) {
+    const LoadVerdict load = assess_load(*r);
+    if (!load.overloaded) continue;
+    std::string text = overload_text(*r, load);
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    page += "<div class=\"banner overload\" role=\"alert\" data-mode=\"" + html_escape(r->mode) +
+            "\"><b>Overloaded: " + html_escape(mode_title(*r)) + ".</b> " + html_escape(text) +
+            ".</div>\n";
+  }
+  for (const ModeResult* r : results)
+    page += verdict_html(*r, settings);
+  const bool synthetic = std::any_of(results.begin(), results.end(),
+                                     [](const ModeResult* r) { return r->mode == "synthetic"; });
+  page += "<h3>What produced it</h3>\n" + knobs_html(settings, kind, synthetic) + "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
-  if (!results.empty()) page += figures_table(results, arrivals);
+  if (!results.empty()) page += figures_table(results);
   page += "</section>\n";
 
   auto figure_html = [&](const ReportFigure& f, std::size_t index) {
@@ -466,8 +633,10 @@ std::string report_html(const nlohmann::ordered_json& settings,
           "</section>\n";
   page += "<section id=\"distributions\">\n<h2>Distributions</h2>\n" +
           (distributions.empty() ? none : distributions) + "</section>\n";
-  page += "<section id=\"guide\">\n<h2>Reading guide</h2>\n" + reading_guide(results, arrivals) +
-          "</section>\n";
+  if (!results.empty()) {
+    page += "<section id=\"guide\">\n<h2>Reading guide</h2>\n" + reading_guide(results) +
+            "</section>\n";
+  }
   page +=
       "<section id=\"all\">\n<h2>Every figure</h2>\n<details>\n<summary>The keys of "
       "<code>summary.json</code>, as written</summary>\n" +

@@ -1,6 +1,8 @@
 // report.html: one self-contained page per run (no script, font, stylesheet or
-// image fetched from anywhere: the plots' SVG is inlined), with the figures
-// side by side, the plots and a short guide to reading them. It opens offline.
+// image fetched from anywhere: the plots' SVG is inlined). It opens with a
+// verdict (deadlines met or missed and by how much, a banner when a server was
+// overloaded, the budgets and knobs that produced it), then the figures side
+// by side, the plots and a short guide to reading them. It opens offline.
 #pragma once
 
 #include <string>
@@ -11,6 +13,10 @@
 #include "report/mode_result.hpp"
 
 namespace infersim {
+
+// The share of a mode's requests that must meet their deadline for the page's
+// verdict to call its deadlines met (the p99 convention).
+inline constexpr double kMetShare = 0.99;
 
 struct ReportFigure {
   std::string name;  // plots/<name>.svg

@@ -6,6 +6,7 @@
 
 #include "report/number_format.hpp"
 #include "report/plots.hpp"
+#include "report/replication_bands.hpp"
 #include "report/report_html.hpp"
 #include "report/request_log.hpp"
 #include "report/time_series.hpp"
@@ -72,6 +73,10 @@ void write_mode_files(const RunFolder& folder, const std::string& sub, const Mod
     }
     write_file_atomically(dir / "replications.csv", csv_of(keys, "seed", rows));
   }
+  if (r.replication_series.size() > 1) {
+    write_file_atomically(dir / "timeseries_band.csv", time_series_band_csv(r.replication_series));
+    write_file_atomically(dir / "cdf_band.csv", cdf_band_csv(r.replication_cdfs));
+  }
 }
 
 }  // namespace
@@ -92,13 +97,15 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result) {
 }
 
 std::string latency_cdf_csv(const LatencyCdf& cdf) {
-  std::string out = "fraction,wait_s,ttft_s\n";
+  std::string out = "fraction,wait_s,ttft_s,e2el_s\n";
   for (std::size_t i = 0; i < cdf.fraction.size(); ++i) {
     append_shortest(out, cdf.fraction[i]);
     out += ',';
     append_shortest(out, cdf.wait_s[i]);
     out += ',';
     append_shortest(out, cdf.ttft_s[i]);
+    out += ',';
+    append_shortest(out, cdf.e2el_s[i]);
     out += '\n';
   }
   return out;
@@ -145,10 +152,7 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
   std::vector<ReportFigure> figures;
   std::string plots_note = "Plots are off for this run (--plots none).";
   if (report.plots && !results.empty()) {
-    const std::string arrivals = settings.contains("synthetic") && settings["synthetic"].is_object()
-                                     ? settings["synthetic"].value("arrivals", "poisson")
-                                     : "poisson";
-    const std::vector<PlotScript> scripts = plot_scripts(results, arrivals);
+    const std::vector<PlotScript> scripts = plot_scripts(results, plot_context(settings));
     std::error_code error;
     std::filesystem::create_directories(folder.file("plots"), error);
     if (error)

@@ -3,7 +3,8 @@
 // requests.csv side by side. Compare: settings.json, summary.json nested by
 // mode, summary.csv a row a mode, and recorded/ and synthetic/ each with that
 // mode's requests.csv and summary.json. A replicated synthetic mode adds
-// replications.csv (one row a seed) to its folder. Beside each mode's
+// replications.csv (one row a seed), timeseries_band.csv and cdf_band.csv (the
+// seeds' spread) to its folder. Beside each mode's
 // summary.json: timeseries.csv and cdf.csv. At the run folder's root: plots/
 // (gnuplot scripts, and their SVGs when gnuplot is there) and report.html.
 #pragma once
@@ -34,7 +35,7 @@ struct ReportOptions {
   std::string gnuplot = "gnuplot";  // the program, found on PATH
 };
 
-// cdf.csv: `fraction,wait_s,ttft_s`, one row a point of LatencyCdf.
+// cdf.csv: `fraction,wait_s,ttft_s,e2el_s`, one row a point of LatencyCdf.
 std::string latency_cdf_csv(const LatencyCdf& cdf);
 
 // `settings` is the complete settings.json document; `results` holds one mode,

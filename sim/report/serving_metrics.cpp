@@ -73,6 +73,36 @@ ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_r
   }
   samples_.want_cdf(LatencySamples::kWait, kCdfPoints);
   samples_.want_cdf(LatencySamples::kTtft, kCdfPoints);
+  samples_.want_cdf(LatencySamples::kE2el, kCdfPoints);
+}
+
+void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::int64_t tokens) {
+  if (tokens <= 0) return;
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const std::int64_t origin = first_arrival_->count_ns();
+  const std::int64_t from = first_token.count_ns();
+  const std::int64_t span = (last_token - first_token).count_ns();
+  const std::int64_t gaps = tokens - 1;
+  // Token k of 0..tokens-1 at from + floor(k * span / gaps); those before E:
+  // k * span < (E - from) * gaps, so ceil((E - from) * gaps / span) of them.
+  auto before = [&](std::int64_t e) -> std::int64_t {
+    if (e <= from) return 0;
+    if (gaps == 0 || span == 0) return tokens;
+    const Int128 bound = static_cast<Int128>(e - from) * gaps;
+    const Int128 k = (bound + span - 1) / span;
+    return k >= tokens ? tokens : static_cast<std::int64_t>(k);
+  };
+  const auto first_second = static_cast<std::uint64_t>((from - origin) / kSecond);
+  const auto last_second = static_cast<std::uint64_t>((from + span - origin) / kSecond);
+  if (last_second - tokens_from_ >= tokens_a_second_.size()) {
+    tokens_a_second_.resize(last_second - tokens_from_ + 1, 0);
+  }
+  std::int64_t counted = 0;
+  for (std::uint64_t k = first_second; k <= last_second; ++k) {
+    const std::int64_t upto = before(origin + static_cast<std::int64_t>(k + 1) * kSecond);
+    tokens_a_second_[k - tokens_from_] += static_cast<std::uint64_t>(upto - counted);
+    counted = upto;
+  }
 }
 
 void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
@@ -144,6 +174,19 @@ void ServingMetrics::on_request(std::uint64_t id, const Request& task, const Req
     std::push_heap(in_flight_.begin(), in_flight_.end(), later);
     peak_in_flight_ = std::max<std::uint64_t>(peak_in_flight_, in_flight_.size());
   }
+  // The seconds before this arrival's are final: no later token falls there.
+  const auto arrival_second =
+      static_cast<std::uint64_t>((task.arrival - *first_arrival_).count_ns() / 1'000'000'000);
+  if (arrival_second > tokens_from_) {
+    const std::uint64_t done =
+        std::min<std::uint64_t>(arrival_second - tokens_from_, tokens_a_second_.size());
+    for (std::uint64_t k = 0; k < done; ++k)
+      peak_tokens_ = std::max(peak_tokens_, tokens_a_second_[k]);
+    tokens_a_second_.erase(tokens_a_second_.begin(),
+                           tokens_a_second_.begin() + static_cast<std::ptrdiff_t>(done));
+    tokens_from_ = arrival_second;
+  }
+  count_tokens(o.first_token, o.response, std::llround(task.generated_tokens));
 
   if (knobs_.goodput) {
     const GoodputBounds& g = *knobs_.goodput;
@@ -266,6 +309,12 @@ void ServingMetrics::append_to(Summary& summary) {
                 : std::optional<double>(static_cast<double>(good_) / static_cast<double>(n_)));
     add("goodput_rps", per_s(static_cast<double>(good_)));
   }
+  // Tokens in one second: a count, so tokens per second.
+  std::uint64_t peak_tokens = peak_tokens_;
+  for (const std::uint64_t tokens : tokens_a_second_)
+    peak_tokens = std::max(peak_tokens, tokens);
+  add("peak_output_throughput_tps",
+      n_ == 0 ? std::nullopt : std::optional<double>(static_cast<double>(peak_tokens)), true);
 }
 
 LatencyCdf ServingMetrics::cdf(std::size_t max_points) {
@@ -275,6 +324,7 @@ LatencyCdf ServingMetrics::cdf(std::size_t max_points) {
     out.fraction.push_back(q);
     out.wait_s.push_back(*samples_.percentile(LatencySamples::kWait, q));
     out.ttft_s.push_back(*samples_.percentile(LatencySamples::kTtft, q));
+    out.e2el_s.push_back(*samples_.percentile(LatencySamples::kE2el, q));
   }
   return out;
 }

@@ -34,13 +34,14 @@ struct ServingMetricsKnobs {
   bool server_token_instants = false;
 };
 
-// An empirical distribution as points: at each fraction, the waiting time and
-// the time to first token below which that fraction of the requests lies
-// (percentiles interpolated as NumPy's default).
+// An empirical distribution as points: at each fraction, the waiting time,
+// the time to first token and the end-to-end latency below which that
+// fraction of the requests lies (percentiles interpolated as NumPy's default).
 struct LatencyCdf {
   std::vector<double> fraction;
   std::vector<double> wait_s;
   std::vector<double> ttft_s;
+  std::vector<double> e2el_s;
 };
 
 // "ttft_p50_s", "e2el_p99.9_s": metric, `p` and the percentile in its shortest
@@ -66,6 +67,12 @@ std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> interval
 // - the benchmark duration runs from the first arrival to the last response
 //   (vLLM's, from the first request sent to the last one finished); the
 //   throughputs divide by it;
+// - the peak output token throughput is vLLM's: the most generated tokens
+//   reaching the devices in one second [first arrival + k s, + (k+1) s); a
+//   request's llround(generated) tokens reach its device evenly spaced from
+//   its first token to its response (the edge server's tokens, by TPOT's
+//   definition; the batching server's as an even spread of its own instants,
+//   which the observer is not told one by one);
 // - goodput counts the requests meeting every bound; a request with one
 //   generated token or none meets any TPOT bound (vLLM counts its TPOT as 0);
 // - peak concurrency is counted as requests come, so on_issued must be called
@@ -124,6 +131,14 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
   std::uint64_t peak_in_flight_ = 0;
   SimTime last_arrival_;
   std::vector<double> itl_s_;  // every inter-token gap, with server_token_instants
+  // Tokens reaching the devices a second from the first arrival: the seconds
+  // from `tokens_from_` on, still open (a later request's tokens come no
+  // earlier than its arrival, so the seconds before the latest arrival's are
+  // final and leave for `peak_tokens_`).
+  void count_tokens(SimTime first_token, SimTime last_token, std::int64_t tokens);
+  std::vector<std::uint64_t> tokens_a_second_;
+  std::uint64_t tokens_from_ = 0;
+  std::uint64_t peak_tokens_ = 0;
 };
 
 }  // namespace infersim

@@ -124,6 +124,12 @@ void TimeSeriesCollector::on_request(std::uint64_t, const Request& task, const R
     return;
   }
   arrived.result_bits += task.result_bits;
+  const std::size_t arrival_slice = slice_of(task.arrival.count_ns());
+  if (open_ttfts_.empty() || open_ttfts_.back().slice != arrival_slice) {
+    if (arrival_slice > 0) close_ttfts_below(arrival_slice - 1);
+    open_ttfts_.push_back({arrival_slice, {}});
+  }
+  open_ttfts_.back().values_s.push_back((o.first_token - task.arrival).seconds());
   Raw& answered = raw(slice_of(o.response.count_ns()));
   ++answered.completions;
   answered.misses += o.response - task.arrival > task.budget;
@@ -171,7 +177,7 @@ void TimeSeriesCollector::sweep(std::optional<std::int64_t> bound) {
         if (j > 0) close_waits_below(j - 1);
         open_waits_.push_back({j, {}});
       }
-      open_waits_.back().waits_s.push_back(Duration::ns(leaves_.front().second).seconds());
+      open_waits_.back().values_s.push_back(Duration::ns(leaves_.front().second).seconds());
       leaves_.pop();
       --queued_;
     }
@@ -187,7 +193,7 @@ void TimeSeriesCollector::close_waits_below(std::size_t slice) {
   std::vector<double> values;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < open_waits_.size(); ++i) {
-    OpenWaits& open = open_waits_[i];
+    OpenSlice& open = open_waits_[i];
     if (open.slice >= slice) {
       if (kept != i) open_waits_[kept] = std::move(open);
       ++kept;
@@ -196,12 +202,29 @@ void TimeSeriesCollector::close_waits_below(std::size_t slice) {
     // Every request starting in the slice has been seen: those that waited
     // are here, and no later one can start before its own arrival.
     Raw& r = raw(open.slice);
-    values = std::move(open.waits_s);
+    values = std::move(open.values_s);
     values.resize(values.size() + r.unqueued_starts, Duration::zero().seconds());
     r.wait_p99_s = percentile(values, 0.99);
     r.wait_final = true;
   }
   open_waits_.resize(kept);
+}
+
+void TimeSeriesCollector::close_ttfts_below(std::size_t slice) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < open_ttfts_.size(); ++i) {
+    OpenSlice& open = open_ttfts_[i];
+    if (open.slice >= slice) {
+      if (kept != i) open_ttfts_[kept] = std::move(open);
+      ++kept;
+      continue;
+    }
+    // Arrivals come in order: no later request arrives in this slice.
+    Raw& r = raw(open.slice);
+    r.ttft_p99_s = percentile(open.values_s, 0.99);
+    r.ttft_final = true;
+  }
+  open_ttfts_.resize(kept);
 }
 
 TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& server,
@@ -255,6 +278,7 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
     busy_ns[k] += r.busy_ns + static_cast<Int128>(busy_whole) * s;
     unqueued[k] += r.unqueued_starts;
     if (r.wait_final) out.wait_p99_s = r.wait_p99_s;
+    if (r.ttft_final) out.ttft_p99_s = r.ttft_p99_s;
     running_whole += r.running_whole;
     waiting_whole += r.waiting_whole;
     kv_whole += r.kv_whole;
@@ -269,15 +293,28 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
   }
   // The waits still open, and the slices where no request waited.
   std::vector<std::vector<double>> waits(count);
-  for (OpenWaits& open : open_waits_) {
+  for (OpenSlice& open : open_waits_) {
     std::vector<double>& into = waits[std::min<std::size_t>(open.slice, count - 1)];
-    into.insert(into.end(), open.waits_s.begin(), open.waits_s.end());
+    into.insert(into.end(), open.values_s.begin(), open.values_s.end());
   }
   open_waits_.clear();
   for (std::size_t k = 0; k < count; ++k) {
     if (k < raw_.size() && raw_[k].wait_final) continue;
     waits[k].resize(waits[k].size() + unqueued[k], Duration::zero().seconds());
     series.slices[k].wait_p99_s = percentile(waits[k], 0.99);
+  }
+
+  // The TTFTs still open: the run's last slices (the last takes every later one).
+  std::vector<std::vector<double>> ttfts(count);
+  std::vector<bool> ttft_open(count, false);
+  for (OpenSlice& open : open_ttfts_) {
+    const std::size_t k = std::min<std::size_t>(open.slice, count - 1);
+    ttfts[k].insert(ttfts[k].end(), open.values_s.begin(), open.values_s.end());
+    ttft_open[k] = true;
+  }
+  open_ttfts_.clear();
+  for (std::size_t k = 0; k < count; ++k) {
+    if (ttft_open[k]) series.slices[k].ttft_p99_s = percentile(ttfts[k], 0.99);
   }
 
   for (std::size_t k = 0; k < count; ++k) {
@@ -315,7 +352,8 @@ std::string time_series_csv_header(const TimeSeries& series) {
          series.unit + "s_mean,utilization,energy_wh,wait_p99_s" +
          (series.steps ? ",running_mean,waiting_mean,kv_blocks_used_mean,steps,scheduled_tokens,"
                          "preemptions,prefix_hit_rate"
-                       : "");
+                       : "") +
+         ",ttft_p99_s";
 }
 
 std::string time_series_csv(const TimeSeries& series) {
@@ -351,6 +389,7 @@ std::string time_series_csv(const TimeSeries& series) {
       count(s.preemptions);
       real(s.prefix_hit_rate);
     }
+    real(s.ttft_p99_s);
     out += '\n';
   }
   return out;

@@ -34,6 +34,9 @@ struct TimeSlice {
   // and busy unit-time) and the radio energy of the requests arriving in it.
   double energy_wh = 0;
   std::optional<double> wait_p99_s;  // of the requests starting in the slice
+  // Of the served requests arriving in the slice (issued by their device):
+  // what the users who sent a request then waited for its first token.
+  std::optional<double> ttft_p99_s;
   // A batching server's steps (BATCHING.md section 5), summed over replicas:
   // the requests running and waiting and the KV blocks in use as each step
   // found them, held over the step (time-weighted over the slice; 0 while a
@@ -118,6 +121,8 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
     std::uint64_t unqueued_starts = 0;  // requests starting here without waiting
     bool wait_final = false;            // wait_p99_s is known
     std::optional<double> wait_p99_s;
+    bool ttft_final = false;  // ttft_p99_s is known
+    std::optional<double> ttft_p99_s;
   };
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
@@ -143,13 +148,19 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   SortedQueue<std::pair<std::int64_t, std::int64_t>> leaves_;
   std::int64_t queued_ = 0;      // the queue's length after the last change swept
   std::size_t swept_slice_ = 0;  // the slice of that change
-  // Waits (in seconds) of the requests that waited, for the slices whose
-  // percentile is still open.
-  struct OpenWaits {
+  // A slice's values (in seconds) while its percentile is still open.
+  struct OpenSlice {
     std::size_t slice;
-    std::vector<double> waits_s;
+    std::vector<double> values_s;
   };
-  std::vector<OpenWaits> open_waits_;
+  // Waits of the requests that waited.
+  std::vector<OpenSlice> open_waits_;
+  // TTFTs (in seconds) of the served requests arriving in the slices still
+  // open: the slice of the latest arrival and the one before it (an arrival
+  // at the run's end exactly falls in the slice after the last, which takes
+  // it), closed as the arrivals pass them.
+  std::vector<OpenSlice> open_ttfts_;
+  void close_ttfts_below(std::size_t slice);
   SimTime last_arrival_;
   SimTime last_response_;
   bool computed_ = false;

@@ -13,6 +13,7 @@
 #include "model/batching_server.hpp"
 #include "model/edge_server.hpp"
 #include "model/simulation.hpp"
+#include "report/number_format.hpp"
 #include "report/request_log.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -99,6 +100,12 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   serving.append_to(result.summary);  // after OUTPUT.md's figures
   result.latency_cdf = serving.cdf();
   if (keep_requests) result.log = std::move(log);
+  if (result.mode == "synthetic") {
+    result.arrivals = settings.synthetic_arrivals;
+    if (settings.synthetic_arrivals == "gamma") {
+      result.arrivals += ", burstiness " + shortest(settings.burstiness);
+    }
+  }
   return result;
 }
 
@@ -182,11 +189,20 @@ ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep
   if (failure) std::rethrow_exception(failure);
 
   std::vector<Summary> summaries;
-  for (const ModeResult& r : results)
+  std::vector<TimeSeries> series;
+  std::vector<LatencyCdf> cdfs;
+  for (ModeResult& r : results) {
     summaries.push_back(r.summary);
+    if (runs > 1) {
+      series.push_back(r.time_series);
+      cdfs.push_back(r.latency_cdf);
+    }
+  }
   ModeResult out = std::move(results.front());
   out.seed = settings.seed;
   if (runs > 1) {
+    out.replication_series = std::move(series);
+    out.replication_cdfs = std::move(cdfs);
     out.replications = std::move(summaries);
     auto [mean, ci] = summarize_replications(out.replications);
     out.summary = std::move(mean);

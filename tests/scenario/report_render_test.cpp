@@ -5,13 +5,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
 #include "report/plots.hpp"
 #include "report/run_writer.hpp"
+#include "report_cells.hpp"
 #include "scenario/scenario.hpp"
 #include "test_support.hpp"
 
@@ -20,8 +23,9 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kPlots = {"arrivals", "queue_length", "deadline_misses", "wait_cdf",
-                                         "ttft_cdf"};
+const std::vector<std::string> kPlots = {"arrivals", "queue_length", "utilization",
+                                         "ttft_p99", "wait_p99",     "deadline_misses",
+                                         "wait_cdf", "ttft_cdf",     "e2el_cdf"};
 
 // Ten minutes: a quiet start, a burst of 300 requests in 30 s, then a trickle.
 std::string bursty_trace() {
@@ -76,7 +80,7 @@ TEST_F(ReportRender, CompareRunWritesTimeSeriesAndCdfForEachMode) {
     EXPECT_EQ(line,
               "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,"
               "queue_len_mean,queue_len_max,busy_cores_mean,utilization,energy_wh,"
-              "wait_p99_s");
+              "wait_p99_s,ttft_p99_s");
     long arrivals = 0, completions = 0;
     double energy = 0;
     int rows = 0;
@@ -97,7 +101,7 @@ TEST_F(ReportRender, CompareRunWritesTimeSeriesAndCdfForEachMode) {
     EXPECT_NEAR(energy, summary[mode]["energy_wh"].get<double>(), 1e-9) << mode;
     EXPECT_EQ(rows, std::ceil(summary[mode]["end_s"].get<double>() / 30)) << mode;
     const std::string cdf = test::read_file(dir_ / "cmp" / mode / "cdf.csv");
-    EXPECT_TRUE(cdf.starts_with("fraction,wait_s,ttft_s\n0,")) << mode;
+    EXPECT_TRUE(cdf.starts_with("fraction,wait_s,ttft_s,e2el_s\n0,")) << mode;
   }
   // The burst shows: a slice of the recorded trace far above Poisson's.
   EXPECT_THAT(test::read_file(dir_ / "cmp" / "recorded" / "timeseries.csv"),
@@ -153,8 +157,12 @@ TEST_F(ReportRender, EachScriptRendersItsOwnPlotFromTheRunFolder) {
       {"arrivals", {"Arrivals per 30 s slice", "Poisson mean"}},
       {"queue_length", {"Requests waiting for a core", "recorded trace, largest"}},
       {"deadline_misses", {"Deadline-miss rate", "missed / answered in the slice"}},
-      {"wait_cdf", {"Waiting time for a core, cumulative distribution", "share of requests"}},
-      {"ttft_cdf", {"Time to first token, cumulative distribution", "share of requests"}},
+      {"utilization", {"Busy cores", "busy cores (mean)"}},
+      {"ttft_p99", {"Time to first token (TTFT), p99 a slice", "p99 TTFT (s)"}},
+      {"wait_p99", {"Wait for a core, p99 a slice", "p99 wait (s)"}},
+      {"wait_cdf", {"Wait for a core, cumulative distribution", "share of requests"}},
+      {"ttft_cdf", {"Time to first token (TTFT), cumulative distribution", "share of requests"}},
+      {"e2el_cdf", {"E2E latency, cumulative distribution", "share of requests"}},
   };
   const auto check = [&](const std::string& when) {
     for (const auto& [name, texts] : kOwn) {
@@ -276,6 +284,128 @@ TEST_F(ReportRender, ChromiumRendersTheReportOffline) {
   EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   // A blank 1200x2000 page is about 11 kB; text, a table and plots are more.
   EXPECT_GT(image.size(), 40'000u);
+}
+
+// The text of an element's cells in a table row of the page's DOM: the
+// `<tr data-key="KEY">` row's <th> and <td> contents, tags stripped.
+std::vector<std::string> dom_row(const std::string& dom, const std::string& key) {
+  std::vector<std::string> cells;
+  const auto at = dom.find("<tr data-key=\"" + key + "\">");
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no row " << key;
+    return cells;
+  }
+  const std::string row = dom.substr(at, dom.find("</tr>", at) - at);
+  static const std::regex cell(R"(<t[hd][^>]*>(.*?)</t[hd]>)");
+  for (std::sregex_iterator it(row.begin(), row.end(), cell), end; it != end; ++it)
+    cells.push_back((*it)[1]);
+  return cells;
+}
+
+// The points of a gnuplot SVG's plot number `k` (its first group, which
+// holds the data; the key's sample comes later): the M and L of its path.
+std::size_t svg_points(const std::string& svg, int k) {
+  const std::string id = "<g id=\"gnuplot_plot_" + std::to_string(k) + "\"";
+  const auto at = svg.find(id);
+  if (at == std::string::npos) return 0;
+  const auto next = svg.find("<g id=\"gnuplot_plot_", at + id.size());
+  const std::string group = svg.substr(at, next - at);
+  const auto d = group.find(" d='");
+  if (d == std::string::npos) return 0;
+  const std::string path = group.substr(d, group.find('\'', d + 4) - d);
+  return static_cast<std::size_t>(std::count(path.begin(), path.end(), 'M') +
+                                  std::count(path.begin(), path.end(), 'L'));
+}
+
+// The page as Chromium's DOM holds it, on one core, where both modes queue
+// and their mean waits differ: the wait row has each mode's figure in its
+// column (from each mode's requests.csv) and their ratio, recorded over
+// synthetic; the verdict opens the page.
+TEST_F(ReportRender, ChromiumDomHoldsEachModesFiguresInTheirColumns) {
+  const fs::path chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) {
+    INFERSIM_SKIP_OR_FAIL(chromium << " is not installed (Debian: chromium)");
+  }
+  ASSERT_EQ(run("one", {"--cores", "1", "--plots", "none"}).status, 0);
+  const fs::path profile = dir_ / "chromium-profile";
+  fs::create_directories(profile);
+  const fs::path dom_file = dir_ / "dom.html";
+  const std::string quote = "'";
+  const ProgramRun r = run_program(
+      {"sh", "-c",
+       quote + chromium.string() + "' --headless --no-sandbox --disable-gpu --disable-quic " +
+           "--no-first-run --disable-background-networking --disable-component-update " +
+           "--disable-sync '--user-data-dir=" + profile.string() + "' --dump-dom 'file://" +
+           (dir_ / "one" / "report.html").string() + "' > '" + dom_file.string() + "' 2>/dev/null"},
+      dir_);
+  ASSERT_TRUE(r.started) << r.error;
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string dom = test::read_file(dom_file);
+  ASSERT_THAT(dom, HasSubstr("<table class=\"figures\">"));
+
+  const double recorded = test::column_mean_s(dir_ / "one" / "recorded" / "requests.csv", "wait_s");
+  const double synthetic =
+      test::column_mean_s(dir_ / "one" / "synthetic" / "requests.csv", "wait_s");
+  ASSERT_GT(synthetic, 0);
+  ASSERT_GT(recorded / synthetic, 1.5) << "the burst must make the row asymmetric";
+  const auto wait = dom_row(dom, "wait_mean_s");
+  ASSERT_EQ(wait.size(), 4u);
+  EXPECT_EQ(wait[0], "Wait for a core, mean");
+  for (const auto& [cell, expected] : {std::pair{wait[1], recorded}, {wait[2], synthetic}}) {
+    const auto v = test::printed_seconds(cell);
+    ASSERT_TRUE(v.has_value()) << cell;
+    EXPECT_NEAR(v->value, expected, v->tolerance + 1e-12) << cell;
+  }
+  const auto ratio = test::printed_number(wait[3]);
+  ASSERT_TRUE(ratio.has_value()) << wait[3];
+  EXPECT_NEAR(ratio->value, recorded / synthetic, ratio->tolerance + 1e-9) << wait[3];
+
+  // The requests row: each mode's count, from its requests.csv.
+  const auto requests = dom_row(dom, "requests");
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[1],
+            std::to_string(test::read_csv(dir_ / "one" / "recorded" / "requests.csv").size()));
+  EXPECT_EQ(requests[2],
+            std::to_string(test::read_csv(dir_ / "one" / "synthetic" / "requests.csv").size()));
+  // The verdict comes before the figures: the burst makes most recorded
+  // requests miss their deadline (over the ten minutes the core keeps up).
+  EXPECT_LT(dom.find("id=\"verdict\""), dom.find("id=\"figures\""));
+  EXPECT_THAT(dom, HasSubstr("<div class=\"verdict missed\" data-mode=\"recorded\">"));
+  EXPECT_THAT(dom, HasSubstr("1 core of 60000 MIPS"));
+}
+
+// Each CDF's SVG draws each mode's curve through every point of its cdf.csv
+// (a point with a value of 0 is left out of a logarithmic axis), and names
+// both in its key.
+TEST_F(ReportRender, SvgCdfCurvesHoldEveryPointOfTheirFile) {
+  if (!gnuplot_installed()) {
+    INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
+  }
+  ASSERT_EQ(run("cmp", {"--cores", "1"}).status, 0);
+  for (const auto& [name, column] : {std::pair<std::string, std::string>{"wait_cdf", "wait_s"},
+                                     {"ttft_cdf", "ttft_s"},
+                                     {"e2el_cdf", "e2el_s"}}) {
+    const std::string svg = test::read_file(dir_ / "cmp" / "plots" / (name + ".svg"));
+    const bool log =
+        test::read_file(dir_ / "cmp" / "plots" / (name + ".gp")).find("set logscale x") !=
+        std::string::npos;
+    int k = 1;
+    for (const char* mode : {"recorded", "synthetic"}) {
+      const auto rows = test::read_csv(dir_ / "cmp" / mode / "cdf.csv");
+      const auto drawn =
+          static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [&](const auto& row) {
+            return !log || std::stod(row.at(column)) > 0;
+          }));
+      ASSERT_GT(drawn, 1u) << name << " " << mode;
+      EXPECT_EQ(svg_points(svg, k), drawn) << name << " " << mode << (log ? " (log)" : "");
+      ++k;
+    }
+    EXPECT_THAT(svg, HasSubstr("<text>recorded trace</text>")) << name;
+    EXPECT_THAT(svg, HasSubstr("<text>synthetic poisson</text>")) << name;
+  }
+  // The TTFT budget's line is drawn on the TTFT CDF.
+  EXPECT_THAT(test::read_file(dir_ / "cmp" / "plots" / "ttft_cdf.svg"),
+              HasSubstr("<text>TTFT budget (2.000 s)</text>"));
 }
 
 }  // namespace

@@ -60,7 +60,9 @@ TEST_P(FuzzRegressions, KeptInputsAndSeedsGiveAnswersNotCrashes) {
   fuzz::input_dir().clear();
   EXPECT_FALSE(fs::is_empty(dir)) << "the inputs were written somewhere else";
   for (std::size_t i = 0; i < extensions.size(); ++i) {
-    if (!there_before[i]) EXPECT_FALSE(fs::exists(machine_temp(extensions[i])));
+    if (!there_before[i]) {
+      EXPECT_FALSE(fs::exists(machine_temp(extensions[i])));
+    }
   }
 }
 

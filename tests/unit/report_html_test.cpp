@@ -95,13 +95,34 @@ TEST_F(ReportPage, HoldsTheComparisonTable) {
   EXPECT_EQ(count(page_, "<table class=\"figures\">"), 1u);
   EXPECT_THAT(page_, HasSubstr("<th>Recorded trace</th><th>Synthetic poisson</th>"
                                "<th>Recorded / synthetic</th>"));
-  for (const char* row :
-       {"Requests simulated", "Requests that met their deadline", "Time to first token (TTFT), p99",
-        "Time per output token (TPOT), mean", "End-to-end latency (E2E), p50",
-        "Peak concurrent requests", "Energy of the run"}) {
+  for (const char* row : {"Requests generated", "Requests that met their deadline",
+                          "Time to first token (TTFT), p99", "Time per output token (TPOT), mean",
+                          "E2E latency, p50", "Peak concurrent requests", "Energy of the run"}) {
     EXPECT_THAT(page_, HasSubstr("<th scope=\"row\">" + std::string(row) + "</th>")) << row;
   }
   EXPECT_THAT(page_, HasSubstr("<td>40</td><td>40</td><td class=\"ratio\">1.000</td>"));
+}
+
+// The verdict opens the page. The recorded burst: 40 requests within 3.9 s
+// on one core, each (6000 + 2000 g) MI at 60000 MIPS with g = 1..7 (155
+// tokens in all): 9.167 s of execution, 2.35 times what the core gives over
+// the span. The synthetic requests, 1.5 s apart, each done in under 0.35 s,
+// all meet their deadline.
+TEST_F(ReportPage, OpensWithTheVerdictAndTheKnobsThatProducedIt) {
+  const auto verdict = page_.find("<section id=\"verdict\">");
+  ASSERT_NE(verdict, std::string::npos);
+  EXPECT_LT(verdict, page_.find("<section id=\"figures\">"));
+  EXPECT_THAT(page_, HasSubstr("<div class=\"banner overload\" role=\"alert\" "
+                               "data-mode=\"recorded\"><b>Overloaded: Recorded trace.</b> The "
+                               "requests ask 2.35 times what the 1 core can do (9.167 s of "
+                               "execution over the 3.900 s the arrivals span)"));
+  EXPECT_THAT(page_, HasSubstr("<h3>Recorded trace: deadlines missed, overloaded</h3>"));
+  EXPECT_THAT(page_, HasSubstr("<h3>Synthetic poisson: deadlines met</h3>"));
+  EXPECT_EQ(count(page_, "class=\"banner"), 1u);
+  // The budgets and the server's knobs, with their settings keys.
+  EXPECT_THAT(page_, HasSubstr("<code>deadline.ttft_budget_s</code></th><td>2 s</td>"));
+  EXPECT_THAT(page_, HasSubstr("<code>deadline.decode_budget_s</code></th><td>0.1 s</td>"));
+  EXPECT_THAT(page_, HasSubstr("<code>server.mips_per_core</code></th><td>60000 MIPS</td>"));
 }
 
 TEST_F(ReportPage, InlinesEveryPlot) {

@@ -298,6 +298,7 @@ TEST(ServingMetrics, CdfHoldsEveryRequestWhenTheyAreFew) {
   EXPECT_EQ(cdf.fraction, (std::vector<double>{0, 0.5, 1}));
   EXPECT_EQ(cdf.ttft_s, (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(cdf.wait_s, (std::vector<double>{0, 0.5, 2}));
+  EXPECT_EQ(cdf.e2el_s, (std::vector<double>{2, 3, 4}));  // response - arrival
 }
 
 TEST(ServingMetrics, CdfOfManyRequestsIsEvenlySpacedPercentiles) {
@@ -312,6 +313,45 @@ TEST(ServingMetrics, CdfOfManyRequestsIsEvenlySpacedPercentiles) {
   EXPECT_NEAR(cdf.ttft_s[50], 1 + 2499.5 * 0.001, 1e-9);
   EXPECT_DOUBLE_EQ(cdf.ttft_s.front(), 1);
   EXPECT_NEAR(cdf.ttft_s.back(), 1 + 4999 * 0.001, 1e-9);
+}
+
+// vLLM's peak: the most tokens reaching the devices in one second counted
+// from the first arrival, a request's tokens evenly spaced from its first
+// token to its response.
+TEST(ServingMetrics, PeakOutputThroughputIsTheMostTokensInOneSecond) {
+  ServingMetrics metrics;
+  // Arrivals from 0.25 s, so the seconds are [0.25, 1.25), [1.25, 2.25), ...
+  feed(metrics, {
+                    // 5 tokens at 0.5, 1.0, 1.5, 2.0, 2.5: 2 in the first second,
+                    // 2 in the second, 1 in the third.
+                    {0.25, 0.5, 2.5, 5},
+                    // 3 tokens at 1.5, 2.0, 2.5: 2 in the second, 1 in the third.
+                    {1.0, 1.5, 2.5, 3},
+                    // One token at 2.2: the second.
+                    {2.0, 2.2, 2.2, 1},
+                    // No token.
+                    {2.1, 2.3, 2.3, 0},
+                });
+  Summary s;
+  metrics.append_to(s);
+  // Seconds: [0.25, 1.25) 2; [1.25, 2.25) 1.5 2.0 | 1.5 2.0 | 2.2 = 5;
+  // [2.25, 3.25) 2.5 | 2.5 = 2.
+  EXPECT_EQ(*s.get("peak_output_throughput_tps"), 5);
+}
+
+TEST(ServingMetrics, PeakOutputThroughputCountsTokensAtTheSecondsBounds) {
+  ServingMetrics metrics;
+  // 11 tokens from 1 s to 2 s, 0.1 s apart: 10 in [1, 2), the last at 2 in
+  // the next second; a second request's 4 tokens from 2 s to 2.3 s join it.
+  feed(metrics, {{0, 1, 2, 11}, {1.5, 2, 2.3, 4}});
+  Summary s;
+  metrics.append_to(s);
+  EXPECT_EQ(*s.get("peak_output_throughput_tps"), 10);
+  ServingMetrics more;
+  feed(more, {{0, 1, 2, 11}, {1.5, 2, 2.3, 10}});  // 1 + 10 in [2, 3)
+  Summary t;
+  more.append_to(t);
+  EXPECT_EQ(*t.get("peak_output_throughput_tps"), 11);
 }
 
 TEST(GoodputFlag, ReadsVllmSyntax) {
@@ -392,16 +432,17 @@ TEST_F(ServingFigures, OutputKeysComeFirstInTheirOrderThenTheServingOnes) {
   ASSERT_GT(keys.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(keys.begin(), keys.begin() + 24), contract);
   const std::vector<std::string> added(keys.begin() + 24, keys.end());
-  EXPECT_EQ(added, (std::vector<std::string>{
-                       "ttft_mean_s", "tpot_mean_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
-                       "e2el_mean_s", "e2el_p50_s", "e2el_p90_s", "e2el_p99_s", "wait_mean_s",
-                       "wait_p90_s", "benchmark_duration_s", "total_input_tokens",
-                       "total_output_tokens", "request_throughput_rps", "output_throughput_tps",
-                       "total_token_throughput_tps", "max_concurrent_requests"}));
+  EXPECT_EQ(added,
+            (std::vector<std::string>{
+                "ttft_mean_s", "tpot_mean_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
+                "e2el_mean_s", "e2el_p50_s", "e2el_p90_s", "e2el_p99_s", "wait_mean_s",
+                "wait_p90_s", "benchmark_duration_s", "total_input_tokens", "total_output_tokens",
+                "request_throughput_rps", "output_throughput_tps", "total_token_throughput_tps",
+                "max_concurrent_requests", "peak_output_throughput_tps"}));
   EXPECT_EQ(s["e2el_p50_s"], s["makespan_p50_s"]);
   EXPECT_EQ(s["wait_mean_s"], s["avg_wait_s"]);
-  EXPECT_THAT(r.out, HasSubstr("recorded   ttft p50="));
-  EXPECT_THAT(r.out, HasSubstr("max_concurrent="));
+  EXPECT_THAT(r.out, HasSubstr("Median TTFT (ms):"));
+  EXPECT_THAT(r.out, HasSubstr("Peak concurrent requests:"));
 }
 
 TEST_F(ServingFigures, GoodputFlagTakesOneStringSeveralWordsOrRepeats) {

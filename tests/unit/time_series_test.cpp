@@ -141,9 +141,40 @@ TEST_F(HandMade, CsvHasAHeaderAndARowASlice) {
   const std::string csv = time_series_csv(series_);
   EXPECT_TRUE(csv.starts_with(
       "slice_start_s,slice_end_s,arrivals,completions,deadline_misses,queue_len_mean,"
-      "queue_len_max,busy_cores_mean,utilization,energy_wh,wait_p99_s\n"));
+      "queue_len_max,busy_cores_mean,utilization,energy_wh,wait_p99_s,ttft_p99_s\n"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
   EXPECT_THAT(csv, ::testing::HasSubstr("\n10.000000000,20.000000000,0,1,0,1.2,2,1,1,"));
+}
+
+// The p99 TTFT of a slice is of the requests arriving in it, whenever their
+// first token comes; an arrival at the run's end exactly belongs to the last
+// slice.
+TEST(TimeSeries, TtftP99IsOfTheRequestsArrivingInTheSlice) {
+  TimeSeriesCollector c(Duration::from_seconds(10));
+  std::uint64_t id = 0;
+  auto request = [&](double arrival, double first_token, double response) {
+    RequestOutcome o;
+    o.server_arrival = at(arrival);
+    o.start = at(arrival);
+    o.first_token = at(first_token);
+    o.finish = at(response);
+    o.response = at(response);
+    serve(c, id++, task_at(arrival), o);
+  };
+  request(1, 2, 3);     // TTFT 1
+  request(2, 4, 5);     // 2
+  request(3, 8, 9);     // 5
+  request(12, 42, 43);  // 30, answered three slices later
+  request(45, 47, 48);  // 2
+  request(50, 50, 50);  // 0, at the run's end
+  const TimeSeries t = compute(c, at(50), 1);
+  ASSERT_EQ(t.slices.size(), 5u);
+  // NumPy: index (3 - 1) * 0.99 = 1.98, 2 + 0.98 * (5 - 2).
+  EXPECT_DOUBLE_EQ(*t.slices[0].ttft_p99_s, 2 + 0.98 * 3);
+  EXPECT_DOUBLE_EQ(*t.slices[1].ttft_p99_s, 30);
+  EXPECT_FALSE(t.slices[2].ttft_p99_s.has_value());
+  EXPECT_FALSE(t.slices[3].ttft_p99_s.has_value());
+  EXPECT_DOUBLE_EQ(*t.slices[4].ttft_p99_s, 0 + 0.99 * 2);  // of {0, 2}
 }
 
 TEST(TimeSeries, ASliceWithoutStartsHasNoWaitPercentile) {

@@ -1,0 +1,260 @@
+#include "report/figure_text.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "report/number_format.hpp"
+
+namespace infersim {
+namespace {
+
+bool batching(const std::string& server_kind) {
+  return server_kind == "batching";
+}
+
+// "ttft_p99.9_s" -> ("ttft", "99.9"); none for a key of another shape.
+std::optional<std::pair<std::string, std::string>> percentile_parts(const std::string& key) {
+  const auto at = key.rfind("_p");
+  if (at == std::string::npos || !key.ends_with("_s") || at + 2 >= key.size() - 2) {
+    return std::nullopt;
+  }
+  const std::string number = key.substr(at + 2, key.size() - at - 4);
+  double p = 0;
+  const auto r = std::from_chars(number.data(), number.data() + number.size(), p);
+  if (r.ec != std::errc() || r.ptr != number.data() + number.size()) return std::nullopt;
+  return std::pair{key.substr(0, at), number};
+}
+
+// The name of a distribution the summary holds the mean and percentiles of.
+std::optional<std::string> distribution_name(const std::string& metric,
+                                             const std::string& server_kind) {
+  if (metric == "ttft") return "Time to first token (TTFT)";
+  if (metric == "tpot") return "Time per output token (TPOT)";
+  if (metric == "itl") return "Inter-token latency (ITL)";
+  if (metric == "e2el" || metric == "makespan") return "E2E latency";
+  if (metric == "wait") return wait_name(server_kind);
+  return std::nullopt;
+}
+
+std::string with_half(const std::string& value, const std::optional<double>& half, int decimals,
+                      double scale, const std::string& unit) {
+  std::string text = value;
+  if (half) text += " ± " + fixed(*half * scale, decimals);
+  return text + unit;
+}
+
+}  // namespace
+
+std::string mode_title(const ModeResult& r) {
+  if (r.mode == "recorded") return "Recorded trace";
+  return "Synthetic " + (r.arrivals.empty() ? std::string("poisson") : r.arrivals);
+}
+
+std::string column_title(const ModeResult& r) {
+  std::string title = mode_title(r);
+  if (!r.replications.empty()) {
+    title += ", mean ± 95 % CI of " + std::to_string(r.replications.size()) + " seeds";
+  }
+  return title;
+}
+
+std::string series_label(const ModeResult& r) {
+  std::string label = mode_title(r);
+  label[0] = static_cast<char>(label[0] - 'A' + 'a');
+  return label;
+}
+
+std::string wait_name(const std::string& server_kind) {
+  return batching(server_kind) ? "Wait to be scheduled" : "Wait for a core";
+}
+
+std::string figure_label(const std::string& key, const std::string& kind) {
+  struct Name {
+    const char* key;
+    const char* edge;
+    const char* batching;  // nullptr: the same
+  };
+  static const Name kNames[] = {
+      {"requests", "Requests generated", nullptr},
+      {"dropped", "Dropped (arrived after the run's end)", nullptr},
+      {"rejected", "Rejected (longer than max_model_len)", nullptr},
+      {"deadline_met", "Requests that met their deadline", nullptr},
+      {"deadline_missed", "Requests that missed their deadline", nullptr},
+      {"success_rate", "Requests that met their deadline", nullptr},
+      {"compute_s", "Total compute executed", "Total replica busy time"},
+      {"avg_exec_s", "Execution time of a request, mean", nullptr},
+      {"utilization", "Average edge CPU utilization",
+       "Average replica utilization (time stepping)"},
+      {"waiting_total_s", "Total time spent waiting for a core",
+       "Total time spent waiting to be scheduled"},
+      {"avg_makespan_ok_s", "E2E latency, mean over deadline-met requests", nullptr},
+      {"avg_budget_s", "Deadline budget, mean", nullptr},
+      {"traffic_mb", "Total traffic", nullptr},
+      {"energy_wh", "Energy of the run", nullptr},
+      {"run_length_s", "Run length", nullptr},
+      {"end_s", "End of the run (run length, or the last response when later)", nullptr},
+      {"benchmark_duration_s", "Benchmark duration (first arrival to last response)", nullptr},
+      {"total_input_tokens", "Total input tokens", nullptr},
+      {"total_output_tokens", "Total generated tokens", nullptr},
+      {"request_throughput_rps", "Request throughput", nullptr},
+      {"output_throughput_tps", "Output token throughput", nullptr},
+      {"total_token_throughput_tps", "Total token throughput", nullptr},
+      {"peak_output_throughput_tps", "Peak output token throughput (most in one second)", nullptr},
+      {"max_concurrent_requests", "Peak concurrent requests", nullptr},
+      {"good_requests", "Requests meeting every goodput bound", nullptr},
+      {"good_request_fraction", "Share meeting every goodput bound", nullptr},
+      {"goodput_rps", "Goodput", nullptr},
+      {"preemptions", "Preemptions", nullptr},
+      {"evicted_blocks", "KV blocks evicted", nullptr},
+      {"prefix_hit_rate", "Prefix cache hit rate", nullptr},
+      {"steps", "Steps", nullptr},
+      {"avg_batch_requests", "Batch size, mean (requests a step)", nullptr},
+      {"kv_peak_utilization", "KV cache use, peak", nullptr},
+  };
+  for (const Name& n : kNames) {
+    if (key == n.key) return batching(kind) && n.batching != nullptr ? n.batching : n.edge;
+  }
+  if (key == "avg_wait_s" || key == "wait_mean_s") return wait_name(kind) + ", mean";
+  if (key.ends_with("_mean_s")) {
+    const std::string metric = key.substr(0, key.size() - 7);
+    if (const auto name = distribution_name(metric, kind)) {
+      return *name + (metric == "e2el" ? ", mean over all requests" : ", mean");
+    }
+  }
+  if (const auto parts = percentile_parts(key)) {
+    if (const auto name = distribution_name(parts->first, kind))
+      return *name + ", p" + parts->second;
+  }
+  return key;
+}
+
+FigureUnit figure_unit(const std::string& key) {
+  for (const char* count :
+       {"requests", "dropped", "rejected", "deadline_met", "deadline_missed",
+        "max_concurrent_requests", "good_requests", "preemptions", "evicted_blocks", "steps"}) {
+    if (key == count) return FigureUnit::kCount;
+  }
+  for (const char* share : {"success_rate", "utilization", "prefix_hit_rate", "kv_peak_utilization",
+                            "good_request_fraction"}) {
+    if (key == share) return FigureUnit::kShare;
+  }
+  if (key == "compute_s" || key == "waiting_total_s") return FigureUnit::kTotalSeconds;
+  if (key == "total_input_tokens" || key == "total_output_tokens") return FigureUnit::kTokens;
+  if (key == "energy_wh") return FigureUnit::kWh;
+  if (key == "traffic_mb") return FigureUnit::kMb;
+  if (key.ends_with("_rps")) return FigureUnit::kReqPerS;
+  if (key.ends_with("_tps")) return FigureUnit::kTokPerS;
+  if (key.ends_with("_s")) return FigureUnit::kSeconds;
+  return FigureUnit::kDecimal;
+}
+
+std::string duration_text(double s, std::optional<double> half) {
+  const double m = std::fabs(s);
+  if (m == 0 && (!half || *half == 0)) return "0 s";
+  if (m < 1) {
+    const double ms = m * 1000;
+    const int decimals = ms >= 100 ? 1 : ms >= 10 ? 2 : 3;
+    return with_half(fixed(s * 1000, decimals), half, decimals, 1000, " ms");
+  }
+  if (m < 1000) {
+    const int decimals = m >= 100 ? 1 : 3;
+    return with_half(fixed(s, decimals), half, decimals, 1, " s");
+  }
+  if (m < 7200) return with_half(fixed(s / 60, 1), half, 1, 1.0 / 60, " min");
+  return with_half(fixed(s / 3600, 2), half, 2, 1.0 / 3600, " h");
+}
+
+std::string millis_text(double s, std::optional<double> half) {
+  std::string text = with_half(fixed(s * 1000, 2), half, 2, 1000, "");
+  if (std::fabs(s) >= 60) text += " (" + duration_text(s) + ")";
+  return text;
+}
+
+std::string figure_text(double v, FigureUnit unit, std::optional<double> half, bool mean_of_runs) {
+  switch (unit) {
+    case FigureUnit::kCount: {
+      const int decimals = mean_of_runs ? 1 : 0;
+      return with_half(fixed(v, decimals), half, decimals, 1, "");
+    }
+    case FigureUnit::kShare:
+      return with_half(fixed(v * 100, 2), half, 2, 100, " %");
+    case FigureUnit::kSeconds:
+      return duration_text(v, half);
+    case FigureUnit::kTotalSeconds:
+      return with_half(fixed(v, 2), half, 2, 1, " s");
+    case FigureUnit::kReqPerS:
+      return with_half(fixed(v, 3), half, 3, 1, " req/s");
+    case FigureUnit::kTokPerS:
+      return with_half(fixed(v, 1), half, 1, 1, " tok/s");
+    case FigureUnit::kTokens:
+      return with_half(fixed(v, 0), half, 0, 1, "");
+    case FigureUnit::kWh:
+      return with_half(fixed(v, 2), half, 2, 1, " Wh");
+    case FigureUnit::kMb:
+      return with_half(fixed(v, 2), half, 2, 1, " MB");
+    case FigureUnit::kDecimal:
+      return with_half(fixed(v, 2), half, 2, 1, "");
+  }
+  return fixed(v, 3);
+}
+
+std::optional<double> figure_value(const Summary& summary, const std::string& key) {
+  for (const Figure& f : summary.figures()) {
+    if (f.key == key) return f.value;
+  }
+  return std::nullopt;
+}
+
+std::string figure_cell(const ModeResult& r, const FigureRow& row) {
+  const auto v = figure_value(r.summary, row.key);
+  if (!v) return "n/a";
+  const bool replicated = !r.replications.empty();
+  const std::optional<double> half =
+      replicated ? figure_value(r.ci95, row.key + "_ci95") : std::nullopt;
+  std::string text = figure_text(*v, row.unit, half, replicated);
+  if (row.key == "success_rate") {
+    if (const auto met = figure_value(r.summary, "deadline_met")) {
+      text += " (" + fixed(*met, replicated ? 1 : 0) + ")";
+    }
+  }
+  return text;
+}
+
+std::string ratio_text(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *b == 0) return "n/a";
+  const double ratio = *a / *b;
+  return fixed(ratio, std::fabs(ratio) >= 100 ? 0 : 3);
+}
+
+std::vector<FigureRow> comparison_rows(const ModeResult& first) {
+  const std::string& kind = first.server_kind;
+  // The seed's table, in its order, then the serving figures.
+  std::vector<std::string> keys = {"requests"};
+  if (batching(kind)) keys.push_back("rejected");
+  keys.push_back("compute_s");
+  if (!batching(kind)) keys.push_back("avg_exec_s");
+  for (const char* key :
+       {"utilization", "waiting_total_s", "avg_wait_s", "success_rate", "avg_makespan_ok_s",
+        "traffic_mb", "energy_wh", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s"}) {
+    keys.emplace_back(key);
+  }
+  if (batching(kind)) keys.emplace_back("itl_mean_s");
+  for (const char* key : {"e2el_mean_s", "request_throughput_rps", "max_concurrent_requests"})
+    keys.emplace_back(key);
+  if (batching(kind)) {
+    for (const char* key : {"prefix_hit_rate", "preemptions", "evicted_blocks",
+                            "kv_peak_utilization", "avg_batch_requests"}) {
+      keys.emplace_back(key);
+    }
+  }
+  std::vector<FigureRow> rows;
+  const auto& held = first.summary.figures();
+  for (const std::string& key : keys) {
+    const bool there =
+        std::any_of(held.begin(), held.end(), [&](const Figure& f) { return f.key == key; });
+    if (there) rows.push_back({figure_label(key, kind), key, figure_unit(key)});
+  }
+  return rows;
+}
+
+}  // namespace infersim
