@@ -6,6 +6,7 @@
 
 #include "core/percentiles.hpp"
 #include "report/number_format.hpp"
+#include "report/plots.hpp"
 #include "report/run_folder.hpp"
 
 namespace infersim {
@@ -205,20 +206,7 @@ std::string measured_cdf_csv(const MeasuredReport& report) {
 std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
   const auto header = [](const std::string& name, const std::string& title,
                          const std::string& data) {
-    return "# " + title + "\n# Reads " + data + ".\n# Render from the run folder: gnuplot plots/" +
-           name + ".gp (writes plots/" + name +
-           ".svg)\n"
-           "reset\n"
-           "outfile = \"plots/" +
-           name + ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
-           "\n"
-           "set encoding utf8\n"
-           "set terminal svg size 960,420 dynamic noenhanced font \"sans,12\" background "
-           "\"#ffffff\"\n"
-           "set output outfile\n"
-           "set datafile separator comma\n"
-           "set grid lc rgb \"#dddddd\"\n"
-           "set border lc rgb \"#444444\"\n"
+    return plot_script_opening(name, title, data, "960,420") +
            "set key bottom right opaque box lc rgb \"#cccccc\"\n";
   };
   std::vector<PlotScript> out;

@@ -43,26 +43,9 @@ std::vector<Series> series_of(const std::vector<const ModeResult*>& results) {
   return out;
 }
 
-// Each script names its own output, so `gnuplot plots/*.gp` writes each plot to
-// its own SVG; render_plots sends one to a temporary name by setting
-// outfile_<name> before the script (a name no other script reads).
 std::string header(const std::string& name, const std::string& title, const std::string& data,
                    const std::string& size = "960,420") {
-  return "# " + title + "\n# Reads " + data + ".\n# Render from the run folder: gnuplot plots/" +
-         name + ".gp (writes plots/" + name +
-         ".svg)\n"
-         "reset\n"
-         "outfile = \"plots/" +
-         name + ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
-         "\n"
-         "set encoding utf8\n"
-         "set terminal svg size " +
-         size +
-         " dynamic noenhanced font \"sans,12\" background \"#ffffff\"\n"
-         "set output outfile\n"
-         "set datafile separator comma\n"
-         "set grid lc rgb \"#dddddd\"\n"
-         "set border lc rgb \"#444444\"\n"
+  return plot_script_opening(name, title, data, size) +
          "set key top right opaque box lc rgb \"#cccccc\"\n";
 }
 
@@ -479,6 +462,20 @@ std::optional<double> settings_number(const nlohmann::ordered_json& settings, co
 }
 
 }  // namespace
+
+std::string plot_script_opening(const std::string& name, const std::string& title,
+                                const std::string& data, const std::string& size,
+                                const std::string& folder, bool csv) {
+  return "# " + title + "\n# Reads " + data + ".\n# Render from " + folder + ": gnuplot plots/" +
+         name + ".gp (writes plots/" + name + ".svg)\nreset\noutfile = \"plots/" + name +
+         ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
+         "\nset encoding utf8\nset terminal svg size " + size +
+         " dynamic noenhanced font \"sans,12\" background \"#ffffff\"\n"
+         "set output outfile\n" +
+         (csv ? "set datafile separator comma\n" : "") +
+         "set grid lc rgb \"#dddddd\"\n"
+         "set border lc rgb \"#444444\"\n";
+}
 
 PlotContext plot_context(const nlohmann::ordered_json& settings) {
   PlotContext c;

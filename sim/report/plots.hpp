@@ -15,6 +15,16 @@
 
 namespace infersim {
 
+// The lines every plot script opens with: what it shows and which file it
+// reads, how to render it from `folder`, its own output file (so `gnuplot
+// plots/*.gp` writes each plot to its own SVG; render_plots sends one to a
+// temporary name by setting outfile_<name> before the script, a name no other
+// script reads), an SVG terminal of `size`, CSV input when `csv`, the grid
+// and the border.
+std::string plot_script_opening(const std::string& name, const std::string& title,
+                                const std::string& data, const std::string& size,
+                                const std::string& folder = "the run folder", bool csv = true);
+
 struct PlotScript {
   std::string name;     // plots/<name>.gp renders plots/<name>.svg
   std::string title;    // for the report page

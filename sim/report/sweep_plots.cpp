@@ -54,19 +54,7 @@ std::string quoted(const std::string& text) {
 }
 
 std::string header(const std::string& name, const std::string& title, const std::string& data) {
-  return "# " + title + "\n# Reads " + data + ".\n# Render from the folder of " + data +
-         ": gnuplot plots/" + name + ".gp (writes plots/" + name +
-         ".svg)\n"
-         "reset\n"
-         "outfile = \"plots/" +
-         name + ".svg\"\nif (exists(\"outfile_" + name + "\")) outfile = outfile_" + name +
-         "\n"
-         "set encoding utf8\n"
-         "set terminal svg size 960,480 dynamic noenhanced font \"sans,12\" background "
-         "\"#ffffff\"\n"
-         "set output outfile\n"
-         "set grid lc rgb \"#dddddd\"\n"
-         "set border lc rgb \"#444444\"\n"
+  return plot_script_opening(name, title, data, "960,480", "the folder of " + data, false) +
          "set key outside right top box lc rgb \"#cccccc\"\n"
          "# A margin, so no point sits on the side borders.\n"
          "set autoscale xfix\n"
