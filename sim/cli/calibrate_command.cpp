@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "cli/command_options.hpp"
 #include "cli/data_files.hpp"
 #include "cli/run_options.hpp"
 #include "core/cores.hpp"
@@ -64,15 +65,8 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
                      "missing: name the workload the run replayed (the token-id JSONL whose line "
                      "i is the run's bench-i)");
   }
-  Settings settings;
   std::set<std::string> given;
-  const auto apply_file = [&](const std::string& path) {
-    apply_settings_file(settings, path);
-    for (const std::string& key : settings_file_keys(path))
-      given.insert(key);
-  };
-  if (vm.count("preset")) apply_file(find_preset_file(vm["preset"].as<std::string>()));
-  if (vm.count("settings")) apply_file(find_settings_file(vm["settings"].as<std::string>()));
+  Settings settings = settings_from_files(vm, given);
   settings.server_kind = "batching";
   for (const KnobFlag& flag : knob_flags()) {
     if (std::string(flag.key).rfind("batching.", 0) != 0 || !vm.count(flag.flag)) continue;

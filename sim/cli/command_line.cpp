@@ -146,15 +146,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return 0;
   }
 
-  Settings settings;
   std::set<std::string> given;  // the keys a file or a flag sets
-  const auto apply_file = [&](const std::string& path) {
-    apply_settings_file(settings, path);
-    for (const std::string& key : settings_file_keys(path))
-      given.insert(key);
-  };
-  if (vm.count("preset")) apply_file(find_preset_file(vm["preset"].as<std::string>()));
-  if (vm.count("settings")) apply_file(find_settings_file(vm["settings"].as<std::string>()));
+  Settings settings = settings_from_files(vm, given);
   if (const auto mode = mode_from_flags(vm)) set_setting(settings, "run.mode", *mode, "", "--mode");
   if (vm.count("synthetic")) {
     set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");

@@ -120,6 +120,18 @@ unsigned threads_from(const po::variables_map& vm) {
   return threads;
 }
 
+Settings settings_from_files(const po::variables_map& vm, std::set<std::string>& given) {
+  Settings settings;
+  const auto apply_file = [&](const std::string& path) {
+    apply_settings_file(settings, path);
+    for (const std::string& key : settings_file_keys(path))
+      given.insert(key);
+  };
+  if (vm.count("preset")) apply_file(find_preset_file(text_of(vm, "preset")));
+  if (vm.count("settings")) apply_file(find_settings_file(text_of(vm, "settings")));
+  return settings;
+}
+
 void set_knob_from(Settings& settings, const po::variables_map& vm, const KnobFlag& flag) {
   if (flag.kind == KnobFlag::kGoodput) {
     std::string words;

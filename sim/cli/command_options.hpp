@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ unsigned threads_from(const boost::program_options::variables_map& vm);
 // the rest applies as any settings file.
 Settings base_settings(const boost::program_options::variables_map& vm,
                        const std::string& section_name, nlohmann::json& section);
+
+// Defaults, then the file of --preset (settings/presets/NAME.json), then the
+// file of --settings; `given` gains every key the files set.
+Settings settings_from_files(const boost::program_options::variables_map& vm,
+                             std::set<std::string>& given);
 
 // A knob flag given on the command line, set (a goodput flag's words joined).
 void set_knob_from(Settings& settings, const boost::program_options::variables_map& vm,

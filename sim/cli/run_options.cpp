@@ -88,7 +88,9 @@ const std::vector<KnobFlag>& knob_flags() {
        KnobFlag::kSwitch},
       {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
       {"format", "trace.format",
-       "auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, token-ids-jsonl, csv or jsonl (auto)", KnobFlag::kText},
+       "auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, token-ids-jsonl, csv or jsonl "
+       "(auto)",
+       KnobFlag::kText},
       {"timestamp-column", "trace.timestamp_column", "column or key of the arrival time",
        KnobFlag::kText},
       {"input-column", "trace.input_column", "column or key of the input (context) tokens",

@@ -20,16 +20,7 @@ struct KnobFlag {
   // "50,90,99" as a list; kGoodput: vLLM's "ttft:500 e2el:2000" as an object of
   // bounds in ms ("none": null); kSwitch: on or off (true or false) as a JSON
   // boolean.
-  enum Kind {
-    kReal,
-    kWhole,
-    kText,
-    kResolution,
-    kDuration,
-    kPercentiles,
-    kGoodput,
-    kSwitch
-  } kind;
+  enum Kind { kReal, kWhole, kText, kResolution, kDuration, kPercentiles, kGoodput, kSwitch } kind;
 };
 
 const std::vector<KnobFlag>& knob_flags();

@@ -108,27 +108,6 @@ std::string rule(const std::string& title, char fill) {
   return std::string(left, fill) + title + std::string(width - shown - left, fill);
 }
 
-bool holds(const Summary& s, const std::string& key) {
-  const auto& f = s.figures();
-  return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
-}
-
-// The percentiles of a metric the summary holds ("ttft_p99.9_s"), in order.
-std::vector<std::pair<double, std::string>> percentiles_of(const Summary& s,
-                                                           const std::string& metric) {
-  std::vector<std::pair<double, std::string>> out;
-  const std::string prefix = metric + "_p";
-  for (const Figure& f : s.figures()) {
-    if (!f.key.starts_with(prefix) || !f.key.ends_with("_s")) continue;
-    const std::string number = f.key.substr(prefix.size(), f.key.size() - prefix.size() - 2);
-    char* end = nullptr;
-    const double p = std::strtod(number.c_str(), &end);
-    if (!number.empty() && end == number.c_str() + number.size()) out.emplace_back(p, f.key);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // How a block cell shows a figure.
 enum class Cell { kCount, kReal, kMillis };
 
@@ -199,7 +178,7 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
     row("Mean " + name + " (ms):", metric + "_mean_s", Cell::kMillis);
     const std::string median = metric + "_p50_s";
     row("Median " + name + " (ms):", median, Cell::kMillis);
-    for (const auto& [p, key] : percentiles_of(first.summary, metric)) {
+    for (const auto& [p, key] : percentile_keys(first.summary, metric)) {
       if (key != median) row("P" + shortest(p) + " " + name + " (ms):", key, Cell::kMillis);
     }
   };

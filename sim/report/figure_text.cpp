@@ -1,5 +1,7 @@
 #include "report/figure_text.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 
@@ -196,6 +198,26 @@ std::string figure_text(double v, FigureUnit unit, std::optional<double> half, b
       return with_half(fixed(v, 2), half, 2, 1, "");
   }
   return fixed(v, 3);
+}
+
+bool holds(const Summary& summary, const std::string& key) {
+  const auto& f = summary.figures();
+  return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
+}
+
+std::vector<std::pair<double, std::string>> percentile_keys(const Summary& summary,
+                                                            const std::string& metric) {
+  std::vector<std::pair<double, std::string>> out;
+  const std::string prefix = metric + "_p";
+  for (const Figure& f : summary.figures()) {
+    if (!f.key.starts_with(prefix) || !f.key.ends_with("_s")) continue;
+    const std::string number = f.key.substr(prefix.size(), f.key.size() - prefix.size() - 2);
+    double p = 0;
+    const auto r = std::from_chars(number.data(), number.data() + number.size(), p);
+    if (r.ec == std::errc() && r.ptr == number.data() + number.size()) out.emplace_back(p, f.key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::optional<double> figure_value(const Summary& summary, const std::string& key) {

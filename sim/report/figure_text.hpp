@@ -67,6 +67,12 @@ std::string figure_cell(const ModeResult& result, const FigureRow& row);
 
 // The value of a key, or none when it is missing or null.
 std::optional<double> figure_value(const Summary& summary, const std::string& key);
+// Whether the summary holds the key (null or not).
+bool holds(const Summary& summary, const std::string& key);
+// The percentile keys of a metric the summary holds ("ttft_p50_s",
+// "ttft_p99.9_s", ...) with their percentiles, by increasing percentile.
+std::vector<std::pair<double, std::string>> percentile_keys(const Summary& summary,
+                                                            const std::string& metric);
 
 // a / b, "n/a" when either is missing or b is 0; three decimals below 100,
 // none from there.

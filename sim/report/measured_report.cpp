@@ -12,12 +12,6 @@
 namespace infersim {
 namespace {
 
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
-}
-
 std::string padded(const std::string& text, std::size_t width, bool left) {
   if (text.size() >= width) return text;
   const std::string pad(width - text.size(), ' ');
@@ -59,12 +53,13 @@ std::string measured_table_text(const MeasuredReport& report) {
     if (!group.empty() && r.metric != group) out += '\n';
     group = r.metric;
     out += padded(r.metric + " " + r.statistic, 20, true) +
-           padded(format("%.1f", r.measured_ms), 14, false) +
-           padded(format("%.1f", r.simulated_ms), 12, false) +
-           padded(format("%+.1f%%", r.diff_pct()), 10, false);
+           padded(printf_text("%.1f", r.measured_ms), 14, false) +
+           padded(printf_text("%.1f", r.simulated_ms), 12, false) +
+           padded(printf_text("%+.1f%%", r.diff_pct()), 10, false);
     if (other) {
-      out += padded(r.other_ms ? format("%.1f", *r.other_ms) : "-", 15, false) +
-             padded(r.other_diff_pct() ? format("%+.1f%%", *r.other_diff_pct()) : "-", 10, false);
+      out +=
+          padded(r.other_ms ? printf_text("%.1f", *r.other_ms) : "-", 15, false) +
+          padded(r.other_diff_pct() ? printf_text("%+.1f%%", *r.other_diff_pct()) : "-", 10, false);
     }
     out += '\n';
   }
@@ -75,12 +70,12 @@ std::string measured_summary_text(const MeasuredReport& report) {
   std::string out;
   const MeasuredLoss& l = report.loss;
   const double total = l.total > 0 ? l.total : 1;
-  out += "loss " + format("%.6f", l.total) + " = TTFT " + format("%.6f", l.ttft_term) + " (" +
-         format("%.1f", 100 * l.ttft_term / total) + " %, " + std::to_string(l.ttft_requests) +
-         " requests, errors over the mean TTFT " + format("%.1f", 1e3 * l.ttft_scale_s) +
-         " ms) + TPOT " + format("%.6f", l.tpot_term) + " (" +
-         format("%.1f", 100 * l.tpot_term / total) + " %, " + std::to_string(l.tpot_requests) +
-         " requests)\n";
+  out += "loss " + printf_text("%.6f", l.total) + " = TTFT " + printf_text("%.6f", l.ttft_term) +
+         " (" + printf_text("%.1f", 100 * l.ttft_term / total) + " %, " +
+         std::to_string(l.ttft_requests) + " requests, errors over the mean TTFT " +
+         printf_text("%.1f", 1e3 * l.ttft_scale_s) + " ms) + TPOT " +
+         printf_text("%.6f", l.tpot_term) + " (" + printf_text("%.1f", 100 * l.tpot_term / total) +
+         " %, " + std::to_string(l.tpot_requests) + " requests)\n";
   std::vector<double> ttft, tpot;
   for (const MeasuredRequestRow& r : report.requests) {
     if (r.rejected) continue;
@@ -93,17 +88,17 @@ std::string measured_summary_text(const MeasuredReport& report) {
   }
   const auto spread = [](std::vector<double>& v) {
     const auto p = percentiles(v, {0.5, 0.9});
-    return "p50 " + format("%.1f", 100 * p[0].value_or(0)) + " %, p90 " +
-           format("%.1f", 100 * p[1].value_or(0)) + " %";
+    return "p50 " + printf_text("%.1f", 100 * p[0].value_or(0)) + " %, p90 " +
+           printf_text("%.1f", 100 * p[1].value_or(0)) + " %";
   };
   out += "request by request, |simulated - measured| / measured: TTFT " + spread(ttft) + "; TPOT " +
          spread(tpot) + "\n";
   if (report.running_mean_abs_diff && report.waiting_mean_abs_diff) {
     out += "ticks of timeseries.csv (" + std::to_string(report.ticks.size()) +
-           "): |running difference| " + format("%.2f", *report.running_mean_abs_diff) +
+           "): |running difference| " + printf_text("%.2f", *report.running_mean_abs_diff) +
            " requests on average, |waiting difference| " +
-           format("%.2f", *report.waiting_mean_abs_diff) + " (the stat logger started " +
-           format("%.3f", report.tick_offset_s.value_or(0)) + " s before the first arrival" +
+           printf_text("%.2f", *report.waiting_mean_abs_diff) + " (the stat logger started " +
+           printf_text("%.3f", report.tick_offset_s.value_or(0)) + " s before the first arrival" +
            (report.tick_offset_s ? "" : ", assumed") + ")\n";
   }
   if (report.left_out > 0) {

@@ -75,4 +75,10 @@ std::string fixed(double value, int decimals) {
   return buffer;
 }
 
+std::string printf_text(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
 }  // namespace infersim

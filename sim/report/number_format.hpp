@@ -27,5 +27,7 @@ char* write_integer(char* at, std::int64_t value);
 
 // Fixed decimals, for the console.
 std::string fixed(double value, int decimals);
+// One value through a printf pattern ("%+.1f%%"), for tables laid out by hand.
+std::string printf_text(const char* pattern, double value);
 
 }  // namespace infersim

@@ -14,28 +14,6 @@
 namespace infersim {
 namespace {
 
-bool has(const Summary& s, const std::string& key) {
-  const auto& f = s.figures();
-  return std::any_of(f.begin(), f.end(), [&](const Figure& x) { return x.key == key; });
-}
-
-// The percentile keys of a metric the summary holds ("ttft_p50_s", ...), by
-// increasing percentile.
-std::vector<std::pair<double, std::string>> percentile_keys(const Summary& s,
-                                                            const std::string& metric) {
-  std::vector<std::pair<double, std::string>> out;
-  const std::string prefix = metric + "_p";
-  for (const Figure& f : s.figures()) {
-    if (!f.key.starts_with(prefix) || !f.key.ends_with("_s")) continue;
-    const std::string number = f.key.substr(prefix.size(), f.key.size() - prefix.size() - 2);
-    double p = 0;
-    const auto r = std::from_chars(number.data(), number.data() + number.size(), p);
-    if (r.ec == std::errc() && r.ptr == number.data() + number.size()) out.emplace_back(p, f.key);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 struct Group {
   std::string title;
   std::vector<FigureRow> rows;
@@ -66,7 +44,7 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
   Group latency{"Latency", {}};
   for (const char* metric : {"wait", "ttft", "tpot", "itl", "e2el"}) {
     const std::string mean = std::string(metric) + "_mean_s";
-    if (!has(first, mean)) continue;
+    if (!holds(first, mean)) continue;
     latency.rows.push_back(row_of(mean, kind));
     for (const auto& [p, key] : percentile_keys(first, metric))
       latency.rows.push_back(row_of(key, kind));
@@ -82,7 +60,7 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
                                   "kv_peak_utilization", "avg_batch_requests", "steps"})});
   }
   for (Group& g : groups) {
-    std::erase_if(g.rows, [&](const FigureRow& r) { return !has(first, r.key); });
+    std::erase_if(g.rows, [&](const FigureRow& r) { return !holds(first, r.key); });
   }
   return groups;
 }

@@ -11,15 +11,10 @@
 #include "model/device_fleet.hpp"
 #include "model/network_path.hpp"
 #include "model/simulation.hpp"
+#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
-}
 
 std::string yes_no(bool on) {
   return on ? "on" : "off";
@@ -405,8 +400,9 @@ MeasuredReplay prepare_replay(const Measurement& measurement, const Trace& trace
     if (std::llround(m.input_tokens) != record.context_tokens ||
         std::llround(m.output_tokens) != record.generated_tokens) {
       throw InputError(measurement.path, m.line, "input tokens",
-                       "request " + std::to_string(k + 1) + " has " + format("%g", m.input_tokens) +
-                           " input and " + format("%g", m.output_tokens) +
+                       "request " + std::to_string(k + 1) + " has " +
+                           printf_text("%g", m.input_tokens) + " input and " +
+                           printf_text("%g", m.output_tokens) +
                            " output tokens, the trace's record " + std::to_string(k + 1) + " " +
                            std::to_string(record.context_tokens) + " and " +
                            std::to_string(record.generated_tokens));
