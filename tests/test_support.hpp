@@ -83,6 +83,20 @@ inline constexpr const char* kTwoBurstsTrace =
     "2024-01-01 00:00:30.500,800,8\n"
     "2024-01-01 00:00:59.000,1200,12\n";
 
+// Six long prompts within 40 ms, then two short ones: one batching replica
+// runs the six together and with a TTFT budget of 0.3 s and 0.01 s a generated
+// token misses most deadlines; three replicas meet them all.
+inline constexpr const char* kBurstTrace =
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+    "2024-01-01 00:00:00.000,4000,50\n"
+    "2024-01-01 00:00:00.000,6000,40\n"
+    "2024-01-01 00:00:00.010,3000,60\n"
+    "2024-01-01 00:00:00.020,5000,30\n"
+    "2024-01-01 00:00:00.030,2000,80\n"
+    "2024-01-01 00:00:00.040,7000,20\n"
+    "2024-01-01 00:00:30.000,1000,40\n"
+    "2024-01-01 00:00:30.000,1500,15\n";
+
 // A fresh empty folder under the test temp dir, unique to the running test.
 inline std::filesystem::path fresh_dir(const std::string& tag = "") {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

@@ -259,22 +259,8 @@ TEST_F(CapacityCommand, SaysWhenEvenTheMaximumFailsAndExitsWithStatus4) {
   EXPECT_TRUE(fs::exists(dir_ / "cap" / "capacity.csv"));
 }
 
-// Six long prompts within 40 ms, then two short ones (the sweep tests' burst):
-// one batching replica misses most deadlines of 0.3 s to the first token and
-// 0.01 s a generated token.
-constexpr const char* kBurstTrace =
-    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-    "2024-01-01 00:00:00.000,4000,50\n"
-    "2024-01-01 00:00:00.000,6000,40\n"
-    "2024-01-01 00:00:00.010,3000,60\n"
-    "2024-01-01 00:00:00.020,5000,30\n"
-    "2024-01-01 00:00:00.030,2000,80\n"
-    "2024-01-01 00:00:00.040,7000,20\n"
-    "2024-01-01 00:00:30.000,1000,40\n"
-    "2024-01-01 00:00:30.000,1500,15\n";
-
 TEST_F(CapacityCommand, FewestReplicasIsTheFirstThatMeetsFromTheDefaultRange) {
-  trace_ = test::write_file(dir_ / "burst.csv", kBurstTrace).string();
+  trace_ = test::write_file(dir_ / "burst.csv", test::kBurstTrace).string();
   // A small KV cache a replica keeps the 1024-replica run small.
   const std::vector<std::string> batching = {
       "--server",        "batching", "--ttft-budget", "0.3",

@@ -19,20 +19,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-// Six long prompts within 40 ms, then two short ones: one batching replica
-// runs the six together and with a TTFT budget of 0.3 s and 0.01 s a generated
-// token misses most deadlines; three replicas meet them all.
-constexpr const char* kBurstTrace =
-    "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-    "2024-01-01 00:00:00.000,4000,50\n"
-    "2024-01-01 00:00:00.000,6000,40\n"
-    "2024-01-01 00:00:00.010,3000,60\n"
-    "2024-01-01 00:00:00.020,5000,30\n"
-    "2024-01-01 00:00:00.030,2000,80\n"
-    "2024-01-01 00:00:00.040,7000,20\n"
-    "2024-01-01 00:00:30.000,1000,40\n"
-    "2024-01-01 00:00:30.000,1500,15\n";
-
 // Two prompts of Mooncake's 512-token blocks, the second sharing the first's
 // two blocks, five seconds later (the first long finished). With prefix
 // caching on, the second hits those 2 x 512 = 1024 of its 1536 tokens: the
@@ -432,7 +418,7 @@ void expect_row_is_the_run(const std::string& sweep_line, std::size_t knob_colum
 }
 
 TEST_F(SweepCommand, BatchingReplicasAndRoutersSweepAndMoreReplicasNeverMeetFewer) {
-  const std::string trace = test::write_file(dir_ / "burst.csv", kBurstTrace).string();
+  const std::string trace = test::write_file(dir_ / "burst.csv", test::kBurstTrace).string();
   trace_ = trace;  // the trace sweep() gives
   const std::vector<std::string> tight = {"--server", "batching",        "--ttft-budget",
                                           "0.3",      "--decode-budget", "0.01"};
