@@ -392,10 +392,9 @@ TEST_F(ReportRender, SvgCdfCurvesHoldEveryPointOfTheirFile) {
     int k = 1;
     for (const char* mode : {"recorded", "synthetic"}) {
       const auto rows = test::read_csv(dir_ / "cmp" / mode / "cdf.csv");
-      const auto drawn =
-          static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [&](const auto& row) {
-            return !log || std::stod(row.at(column)) > 0;
-          }));
+      const auto drawn = static_cast<std::size_t>(std::count_if(
+          rows.begin(), rows.end(),
+          [&, key = column](const auto& row) { return !log || std::stod(row.at(key)) > 0; }));
       ASSERT_GT(drawn, 1u) << name << " " << mode;
       EXPECT_EQ(svg_points(svg, k), drawn) << name << " " << mode << (log ? " (log)" : "");
       ++k;
