@@ -149,7 +149,7 @@ TEST_F(ReportRender, GnuplotRendersEverySvg) {
 // What README.md says: from the run folder, `gnuplot plots/*.gp` renders every
 // plot and `gnuplot plots/NAME.gp` one, each to its own SVG.
 TEST_F(ReportRender, EachScriptRendersItsOwnPlotFromTheRunFolder) {
-  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   ASSERT_EQ(run("cmp").status, 0);
   const fs::path folder = dir_ / "cmp";
   // Each plot's title and one of its series' names, as its script sets them.

@@ -174,7 +174,7 @@ TEST(SweepPlots, ReplicatedSyntheticLinesCarryTheirInterval) {
 }
 
 TEST(SweepPlots, GnuplotReadsEachLinesRowsAndRendersEveryFigure) {
-  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   const fs::path dir = test::fresh_dir();
   test::write_file(dir / "sweep.csv", kSweepCsv);
   const std::vector<PlotScript> scripts =
@@ -242,7 +242,7 @@ TEST(CapacityPlots, MarkEachModesAnswerAndTheTargetsBound) {
 }
 
 TEST(CapacityPlots, RenderWithGnuplot) {
-  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   const fs::path dir = test::fresh_dir();
   test::write_file(dir / "capacity.csv", kCapacityCsv);
   const std::vector<PlotScript> scripts =
