@@ -37,31 +37,6 @@ std::string percentile_key(const std::string& metric, double percentile) {
   return metric + "_p" + shortest(percentile) + "_s";
 }
 
-std::optional<double> sorted_percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return std::nullopt;
-  const auto [index, below, above] = percentile_ranks(sorted.size(), q);
-  if (above == below) return sorted[below];
-  return interpolate(sorted[below], sorted[above], index);
-}
-
-std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals) {
-  // +1 at each start, -1 at each end; at equal times -1 sorts first.
-  std::vector<std::pair<std::int64_t, int>> events;
-  events.reserve(2 * intervals.size());
-  for (const auto& [from, to] : intervals) {
-    events.emplace_back(from.count_ns(), +1);
-    events.emplace_back(to.count_ns(), -1);
-  }
-  std::sort(events.begin(), events.end());
-  std::int64_t level = 0;
-  std::int64_t peak = 0;
-  for (const auto& [time, delta] : events) {
-    level += delta;
-    peak = std::max(peak, level);
-  }
-  return static_cast<std::uint64_t>(peak);
-}
-
 ServingMetrics::ServingMetrics(ServingMetricsKnobs knobs, std::size_t expected_requests,
                                const RequestList* requests)
     : knobs_(std::move(knobs)), requests_(requests) {

@@ -48,14 +48,6 @@ struct LatencyCdf {
 // decimal form.
 std::string percentile_key(const std::string& metric, double percentile);
 
-// Percentile q in [0, 1] of values sorted in increasing order, by the same
-// interpolation as `percentile`. None when empty.
-std::optional<double> sorted_percentile(const std::vector<double>& sorted, double q);
-
-// The largest number of intervals [from, to) open at one instant; at equal
-// times, intervals end before others begin.
-std::uint64_t peak_concurrency(std::vector<std::pair<SimTime, SimTime>> intervals);
-
 // Listens to the simulation and keeps each request's latencies. Over the
 // simulated requests (served: a rejected one has none):
 // - TTFT = first token at the device − arrival; E2E latency = response −
