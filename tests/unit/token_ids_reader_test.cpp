@@ -136,7 +136,8 @@ TEST_F(TokenIdsReader, BadRecordsNameTheirLineAndField) {
       file("neg.jsonl", good + R"({"input_toks": 1, "output_toks": 1, "arrival_time_ns": 5, )"
                                R"("input_tok_ids": [-1]})"
                                "\n");
-  EXPECT_THAT(error_of(negative), StartsWith(negative + ":2: input_tok_ids: expected a list of token ids"));
+  EXPECT_THAT(error_of(negative),
+              StartsWith(negative + ":2: input_tok_ids: expected a list of token ids"));
   const auto bad_output =
       file("out.jsonl", good + R"({"input_toks": 1, "output_toks": 1, "arrival_time_ns": 5, )"
                                R"("input_tok_ids": [1], "output_tok_ids": [1,,2]})"
