@@ -148,10 +148,8 @@ TEST_F(TokenIdsReader, BadRecordsNameTheirLineAndField) {
 // The workloads as a Python reference counts them (json.load each line; a map
 // from (previous id, 16 tokens) to ids): blocks and distinct ids per file.
 TEST_F(TokenIdsReader, ReadsTheLlmservingsimWorkloads) {
-  const auto dir =
-      test::source_dir() / ".." / "shared" / "measured" / "llmservingsim" / "workloads";
-  ASSERT_TRUE(std::filesystem::is_directory(dir))
-      << dir << " is missing (shared/ beside the checkout)";
+  const std::filesystem::path dir = test::measured_path("workloads");
+  ASSERT_TRUE(std::filesystem::is_directory(dir));
   const struct {
     const char* name;
     std::size_t blocks, distinct;
