@@ -35,7 +35,7 @@ std::optional<double> percentile(std::vector<double>& values, double q) {
   return select_percentile(values, q, [](double v) { return v; });
 }
 
-std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
+std::vector<std::optional<double>> percentiles(std::span<const double> values,
                                                const std::vector<double>& qs) {
   const double* data = values.data();
   return percentiles_of_keys(

@@ -61,7 +61,7 @@ std::vector<std::optional<double>> percentiles_of_keys(std::size_t count, std::s
   return out;
 }
 // `percentile` at each of `qs`; `values` is left as it is.
-std::vector<std::optional<double>> percentiles(const std::vector<double>& values,
+std::vector<std::optional<double>> percentiles(std::span<const double> values,
                                                const std::vector<double>& qs);
 // The same percentile of nanosecond counts, in seconds: equal to `percentile`
 // over each count converted by Duration::seconds (the conversion keeps the

@@ -80,6 +80,10 @@ void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::
   }
 }
 
+void ServingMetrics::reserve_token_gaps(std::size_t gaps) {
+  if (knobs_.server_token_instants) reserve_large(itl_s_, gaps);
+}
+
 void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
   if (!knobs_.server_token_instants) return;
   const std::size_t at = itl_s_.size();

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/large_array.hpp"
 #include "core/sim_time.hpp"
 #include "model/request_observer.hpp"
 #include "report/summary.hpp"
@@ -80,6 +81,9 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
   // A rejected request has no latency: it is left out of every figure.
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
   void on_token_gaps(std::span<const Duration> gaps) override;
+  // Room for this many token gaps, taken before the run (a few million on a
+  // long trace: one allocation, on huge pages where the kernel gives them).
+  void reserve_token_gaps(std::size_t gaps);
 
   // Selects every percentile the figures and the CDF will read, on two
   // threads when `spare_core`; optional (they are selected when read).
@@ -122,7 +126,7 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
   std::vector<std::int64_t> in_flight_;
   std::uint64_t peak_in_flight_ = 0;
   SimTime last_arrival_;
-  std::vector<double> itl_s_;  // every inter-token gap, with server_token_instants
+  LargeVector<double> itl_s_;  // every inter-token gap, with server_token_instants
   // Tokens reaching the devices a second from the first arrival: the seconds
   // from `tokens_from_` on, still open (a later request's tokens come no
   // earlier than its arrival, so the seconds before the latest arrival's are

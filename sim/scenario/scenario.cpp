@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -48,6 +49,22 @@ LoadedTrace load_trace(const Settings& settings, unsigned threads) {
   return loaded;
 }
 
+namespace {
+
+// The gaps between the tokens of every request, were each served: an upper
+// bound on the inter-token gaps a batching run reports (BATCHING.md section
+// 7's whole tokens).
+std::size_t token_gaps_at_most(const RequestList& requests) {
+  std::size_t gaps = 0;
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    const std::int64_t tokens = std::llround(requests.generated_tokens(k));
+    if (tokens > 1) gaps += static_cast<std::size_t>(tokens - 1);
+  }
+  return gaps;
+}
+
+}  // namespace
+
 std::unique_ptr<ServerModel> make_server(const Settings& settings, std::uint32_t block_id_tokens) {
   if (settings.server_kind == "batching") {
     check_batching_knobs(settings.batching, block_id_tokens, "");
@@ -75,6 +92,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   // TPOT worked out at the end from the request list needs every request
   // served and the edge server's rule.
   ServingMetrics serving(serving_knobs, result.tasks.size(), batching ? nullptr : &result.tasks);
+  if (batching) serving.reserve_token_gaps(token_gaps_at_most(result.tasks));
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
