@@ -35,14 +35,19 @@ inline PercentileRanks percentile_ranks(std::size_t n, double q) {
 }
 
 // `percentile` at each of `qs` of the `count` reals among key_at(0), ...,
-// key_at(n - 1), order keys of reals (core/order_statistics), the others
-// being kNoValue: one selection of the ranks every q needs, rather than one a
+// key_at(n - 1), order keys (core/order_statistics) of reals, or of values
+// that `value_of` turns into reals keeping their order, the others being
+// kNoValue: one selection of the ranks every q needs, rather than one a
 // percentile. None when count is 0.
 inline constexpr std::uint64_t kNoValue = ~std::uint64_t{0};
-template <class KeyAt>
+struct DoubleOfOrderKey {
+  double operator()(std::uint64_t key) const { return double_of_order_key(key); }
+};
+template <class KeyAt, class ValueOf = DoubleOfOrderKey>
 std::vector<std::optional<double>> percentiles_of_keys(std::size_t count, std::size_t n,
                                                        const KeyAt& key_at,
-                                                       const std::vector<double>& qs) {
+                                                       const std::vector<double>& qs,
+                                                       const ValueOf& value_of = {}) {
   std::vector<std::optional<double>> out(qs.size());
   if (count == 0) return out;
   std::vector<std::size_t> ranks;
@@ -53,9 +58,9 @@ std::vector<std::optional<double>> percentiles_of_keys(std::size_t count, std::s
   }
   const std::vector<std::uint64_t> keys = select_ranks(n, key_at, std::span(ranks));
   for (std::size_t i = 0; i < qs.size(); ++i) {
-    const double a = double_of_order_key(keys[2 * i]);
+    const double a = value_of(keys[2 * i]);
     out[i] = ranks[2 * i] == ranks[2 * i + 1] ? a
-                                              : interpolate(a, double_of_order_key(keys[2 * i + 1]),
+                                              : interpolate(a, value_of(keys[2 * i + 1]),
                                                             static_cast<double>(count - 1) * qs[i]);
   }
   return out;

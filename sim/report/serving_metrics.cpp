@@ -81,16 +81,12 @@ void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::
 }
 
 void ServingMetrics::reserve_token_gaps(std::size_t gaps) {
-  if (knobs_.server_token_instants) reserve_large(itl_s_, gaps);
+  if (knobs_.server_token_instants) reserve_large(itl_, gaps);
 }
 
 void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
   if (!knobs_.server_token_instants) return;
-  const std::size_t at = itl_s_.size();
-  itl_s_.resize(at + gaps.size());
-  double* into = itl_s_.data() + at;
-  for (std::size_t i = 0; i < gaps.size(); ++i)
-    into[i] = gaps[i].seconds();
+  itl_.insert(itl_.end(), gaps.begin(), gaps.end());
 }
 
 void ServingMetrics::on_request(std::uint64_t id, const Request& task, const RequestOutcome& o) {
@@ -252,16 +248,22 @@ void ServingMetrics::append_to(Summary& summary) {
   distribution("e2el", mean_s(e2el_total_ns_, n_), LatencySamples::kE2el);
   distribution("wait", mean_s(wait_total_ns_, n_), LatencySamples::kWait);
   if (knobs_.server_token_instants) {
+    // In seconds as each gap's Duration::seconds(), summed in order; the
+    // percentiles selected on the nanoseconds (the conversion keeps the order).
     double itl_sum_s = 0;
-    for (const double gap : itl_s_)
-      itl_sum_s += gap;
-    add("itl_mean_s", itl_s_.empty()
+    for (const Duration gap : itl_)
+      itl_sum_s += gap.seconds();
+    add("itl_mean_s", itl_.empty()
                           ? std::nullopt
-                          : std::optional<double>(itl_sum_s / static_cast<double>(itl_s_.size())));
+                          : std::optional<double>(itl_sum_s / static_cast<double>(itl_.size())));
     std::vector<double> fractions;
     for (const double p : knobs_.percentiles)
       fractions.push_back(p / 100);
-    const std::vector<std::optional<double>> itl = percentiles(itl_s_, fractions);
+    const Duration* gaps = itl_.data();
+    const std::vector<std::optional<double>> itl = percentiles_of_keys(
+        itl_.size(), itl_.size(), [gaps](std::size_t i) { return order_key(gaps[i].count_ns()); },
+        fractions,
+        [](std::uint64_t key) { return Duration::ns(int64_of_order_key(key)).seconds(); });
     for (std::size_t i = 0; i < itl.size(); ++i)
       add(percentile_key("itl", knobs_.percentiles[i]), itl[i]);
   }
