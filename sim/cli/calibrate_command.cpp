@@ -12,7 +12,6 @@
 #include "cli/command_options.hpp"
 #include "cli/data_files.hpp"
 #include "cli/run_options.hpp"
-#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/measured_report.hpp"
@@ -85,13 +84,7 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
   if (std::filesystem::exists(output, error) && !vm.count("force")) {
     throw InputError("", 0, "--output", output + " exists; give --force to overwrite it");
   }
-  unsigned threads = usable_cores();
-  if (vm.count("jobs")) {
-    const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
-    const std::uint64_t j = flag_value(jobs, vm["jobs"].as<std::string>()).get<std::uint64_t>();
-    if (j < 1 || j > 1024) throw InputError("", 0, "--jobs", "must be from 1 to 1024");
-    threads = static_cast<unsigned>(j);
-  }
+  const unsigned threads = threads_from(vm);
 
   const LoadedTrace workload = load_trace(settings);
   const MeasuredSource source =

@@ -20,7 +20,6 @@
 #include "cli/run_options.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
-#include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/console_report.hpp"
@@ -160,13 +159,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   apply_trace_flags(settings, vm);
   validate_settings(settings, "");
   find_trace(settings);
-  unsigned threads = usable_cores();
-  if (vm.count("jobs")) {
-    const KnobFlag jobs{"jobs", "", "", KnobFlag::kWhole};
-    const std::uint64_t j = flag_value(jobs, vm["jobs"].as<std::string>()).get<std::uint64_t>();
-    if (j < 1 || j > 1024) throw InputError("", 0, "--jobs", "must be from 1 to 1024");
-    threads = static_cast<unsigned>(j);
-  }
+  const unsigned threads = threads_from(vm);
 
   // A measured run (or measurement) replayed on the batching server: the
   // recorded mode at the engine's arrivals, with no network (the measured

@@ -1,6 +1,6 @@
-// What the sweep, merge and capacity commands share: the run's options on
-// their command lines, the base settings under the grid or the search, a knob
-// named by its flag, the modes, and the settings.json of their folders.
+// What the commands share: the run's options on the command lines of sweep,
+// merge and capacity, -j, the base settings under the grid or the search, a
+// knob named by its flag, the modes, and the settings.json of their folders.
 #pragma once
 
 #include <boost/program_options.hpp>

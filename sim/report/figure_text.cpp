@@ -173,29 +173,25 @@ std::string millis_text(double s, std::optional<double> half) {
 }
 
 std::string figure_text(double v, FigureUnit unit, std::optional<double> half, bool mean_of_runs) {
-  switch (unit) {
-    case FigureUnit::kCount: {
-      const int decimals = mean_of_runs ? 1 : 0;
-      return with_half(fixed(v, decimals), half, decimals, 1, "");
-    }
-    case FigureUnit::kShare:
-      return with_half(fixed(v * 100, 2), half, 2, 100, " %");
-    case FigureUnit::kSeconds:
-      return duration_text(v, half);
-    case FigureUnit::kTotalSeconds:
-      return with_half(fixed(v, 2), half, 2, 1, " s");
-    case FigureUnit::kReqPerS:
-      return with_half(fixed(v, 3), half, 3, 1, " req/s");
-    case FigureUnit::kTokPerS:
-      return with_half(fixed(v, 1), half, 1, 1, " tok/s");
-    case FigureUnit::kTokens:
-      return with_half(fixed(v, 0), half, 0, 1, "");
-    case FigureUnit::kWh:
-      return with_half(fixed(v, 2), half, 2, 1, " Wh");
-    case FigureUnit::kMb:
-      return with_half(fixed(v, 2), half, 2, 1, " MB");
-    case FigureUnit::kDecimal:
-      return with_half(fixed(v, 2), half, 2, 1, "");
+  if (unit == FigureUnit::kSeconds) return duration_text(v, half);
+  // Every other unit: fixed decimals of the value times `scale`, then a suffix.
+  struct Fixed {
+    FigureUnit unit;
+    int decimals;
+    double scale;
+    const char* suffix;
+  };
+  static constexpr Fixed kFixed[] = {
+      {FigureUnit::kCount, 0, 1, ""},          {FigureUnit::kShare, 2, 100, " %"},
+      {FigureUnit::kTotalSeconds, 2, 1, " s"}, {FigureUnit::kReqPerS, 3, 1, " req/s"},
+      {FigureUnit::kTokPerS, 1, 1, " tok/s"},  {FigureUnit::kTokens, 0, 1, ""},
+      {FigureUnit::kWh, 2, 1, " Wh"},          {FigureUnit::kMb, 2, 1, " MB"},
+      {FigureUnit::kDecimal, 2, 1, ""},
+  };
+  for (const Fixed& f : kFixed) {
+    if (f.unit != unit) continue;
+    const int decimals = unit == FigureUnit::kCount && mean_of_runs ? 1 : f.decimals;
+    return with_half(fixed(v * f.scale, decimals), half, decimals, f.scale, f.suffix);
   }
   return fixed(v, 3);
 }

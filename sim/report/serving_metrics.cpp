@@ -15,11 +15,6 @@ namespace {
 
 __extension__ typedef __int128 Int128;
 
-std::optional<double> mean_s(Int128 total_ns, std::uint64_t n) {
-  if (n == 0) return std::nullopt;
-  return static_cast<double>(total_ns) / 1e9 / static_cast<double>(n);
-}
-
 // A bound in milliseconds on the nanosecond clock, rounded once.
 std::optional<std::int64_t> bound_ns(const std::optional<double>& ms) {
   if (!ms) return std::nullopt;
@@ -105,9 +100,6 @@ void ServingMetrics::on_request(std::uint64_t id, const Request& task, const Req
   const Duration e2el = o.response - task.arrival;
   const Duration wait = o.wait();
   ++n_;
-  ttft_total_ns_ += ttft.count_ns();
-  e2el_total_ns_ += e2el.count_ns();
-  wait_total_ns_ += wait.count_ns();
   samples_.add(e2el, ttft, wait);
   double decode_ns = static_cast<double>((o.response - o.first_token).count_ns());
   double decode_tokens = task.generated_tokens - 1;
@@ -232,21 +224,20 @@ void ServingMetrics::append_to(Summary& summary) {
   auto add = [&](const std::string& key, std::optional<double> value, bool integer = false) {
     if (!has_key(summary, key)) summary.add(key, value, integer);
   };
-  auto distribution = [&](const std::string& metric, std::optional<double> mean,
-                          LatencySamples::Metric m) {
-    add(metric + "_mean_s", mean);
+  auto distribution = [&](const std::string& metric, LatencySamples::Metric m) {
+    add(metric + "_mean_s", samples_.mean_s(m));
     for (const double p : knobs_.percentiles)
       add(percentile_key(metric, p), samples_.percentile(m, p / 100));
   };
-  distribution("ttft", mean_s(ttft_total_ns_, n_), LatencySamples::kTtft);
+  distribution("ttft", LatencySamples::kTtft);
   add("tpot_mean_s", tpot_count_ == 0
                          ? std::nullopt
                          : std::optional<double>(tpot_sum_s_ / static_cast<double>(tpot_count_)));
   const std::vector<std::optional<double>> tpot = tpot_percentiles();
   for (std::size_t i = 0; i < tpot.size(); ++i)
     add(percentile_key("tpot", knobs_.percentiles[i]), tpot[i]);
-  distribution("e2el", mean_s(e2el_total_ns_, n_), LatencySamples::kE2el);
-  distribution("wait", mean_s(wait_total_ns_, n_), LatencySamples::kWait);
+  distribution("e2el", LatencySamples::kE2el);
+  distribution("wait", LatencySamples::kWait);
   if (knobs_.server_token_instants) {
     // In seconds as each gap's Duration::seconds(), summed in order; the
     // percentiles selected on the nanoseconds (the conversion keeps the order).

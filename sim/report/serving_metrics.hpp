@@ -103,14 +103,9 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
   LatencySamples& samples() { return samples_; }
 
  private:
-  __extension__ using Int128 = __int128;
-
   ServingMetricsKnobs knobs_;
   std::uint64_t n_ = 0;
   std::uint64_t good_ = 0;
-  Int128 ttft_total_ns_ = 0;
-  Int128 e2el_total_ns_ = 0;
-  Int128 wait_total_ns_ = 0;
   double tpot_sum_s_ = 0;
   double input_tokens_ = 0;
   double output_tokens_ = 0;

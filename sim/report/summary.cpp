@@ -115,7 +115,6 @@ void SummaryCollector::on_request(std::uint64_t, const Request& task, const Requ
   const Duration makespan = o.response - task.arrival;
   const Duration wait = o.wait();
   ++served_;
-  wait_ns_ += wait.count_ns();
   budget_ns_ += task.budget.count_ns();
   if (makespan <= task.budget) {
     ++met_;
@@ -137,7 +136,7 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   };
   const Int128 busy_ns = usage.busy.count_ns();
   const double compute_s = ns_to_s(busy_ns);
-  const double waiting_s = ns_to_s(wait_ns_);
+  const double waiting_s = samples_->total_s(LatencySamples::kWait);
   const double unit_time = static_cast<double>(usage.units) * static_cast<double>(end.count_ns());
   Summary s;
   s.add("requests", n, true);

@@ -38,26 +38,33 @@ class Summary {
   std::vector<Figure> figures_;
 };
 
-// Every request's latencies as nanosecond counts, for exact percentiles: the
-// makespan (E2E latency), the time to first token and the wait. Kept once a
-// run; the summary and the serving figures read the same arrays. A percentile
-// is read off the exact order statistics at its two ranks, selected without
-// sorting (core/order_statistics). Readers say beforehand what they will read
-// (`want`), so that one selection an array finds every rank at once; a
-// percentile not wanted is still exact, only found by a selection of its own.
+// Every request's latencies as nanosecond counts, for exact percentiles and
+// sums: the makespan (E2E latency), the time to first token and the wait. Kept
+// once a run; the summary and the serving figures read the same arrays. A
+// percentile is read off the exact order statistics at its two ranks, selected
+// without sorting (core/order_statistics). Readers say beforehand what they
+// will read (`want`), so that one selection an array finds every rank at once;
+// a percentile not wanted is still exact, only found by a selection of its own.
 class LatencySamples {
  public:
   enum Metric : unsigned { kE2el = 0, kTtft = 1, kWait = 2 };
 
   void reserve(std::size_t requests);
   void add(Duration e2el, Duration ttft, Duration wait) {
-    ns_[kE2el].push_back(e2el.count_ns());
-    ns_[kTtft].push_back(ttft.count_ns());
-    ns_[kWait].push_back(wait.count_ns());
+    push(kE2el, e2el);
+    push(kTtft, ttft);
+    push(kWait, wait);
     if (selected_.load(std::memory_order_relaxed)) forget();
   }
   std::size_t size() const { return ns_[kE2el].size(); }
   const std::vector<std::int64_t>& values(Metric m) const { return ns_[m]; }
+  // The sum of `m`'s values in seconds, summed exactly and converted once.
+  double total_s(Metric m) const { return static_cast<double>(total_ns_[m]) / 1e9; }
+  // Their mean in seconds; none without values.
+  std::optional<double> mean_s(Metric m) const {
+    if (size() == 0) return std::nullopt;
+    return total_s(m) / static_cast<double>(size());
+  }
 
   // Percentile q in [0, 1] of `m` will be read.
   void want(Metric m, double q) { wanted_q_[m].push_back(q); }
@@ -74,11 +81,18 @@ class LatencySamples {
   static std::vector<double> cdf_fractions(std::size_t n, std::size_t max_points);
 
  private:
+  __extension__ using Int128 = __int128;
+
+  void push(Metric m, Duration d) {
+    ns_[m].push_back(d.count_ns());
+    total_ns_[m] += d.count_ns();
+  }
   void forget();
   // Selects the values at `ranks` of `m` and every wanted one not yet known.
   void select(Metric m, std::vector<std::size_t> ranks);
 
   std::vector<std::int64_t> ns_[3];
+  Int128 total_ns_[3] = {0, 0, 0};
   std::vector<double> wanted_q_[3];
   std::size_t wanted_cdf_[3] = {0, 0, 0};
   std::vector<std::pair<std::size_t, std::int64_t>> known_[3];  // (rank, value), by rank
@@ -115,7 +129,6 @@ class SummaryCollector : public RequestObserver {
   std::uint64_t n_ = 0;
   std::uint64_t served_ = 0;  // n_ less the rejected
   std::uint64_t met_ = 0;
-  Int128 wait_ns_ = 0;
   Int128 makespan_ok_ns_ = 0;
   Int128 budget_ns_ = 0;
   double request_bits_ = 0;

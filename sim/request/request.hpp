@@ -10,12 +10,6 @@
 
 namespace infersim {
 
-struct RequestKnobs {
-  double bytes_per_token = 4;
-  double ttft_budget_s = 2;
-  double decode_budget_s = 0.1;
-};
-
 // What the workload says of a request, and nothing a particular server makes
 // of it (the edge server's cost in MI is its own, model/edge_server.hpp).
 struct Request {
@@ -30,6 +24,15 @@ struct Request {
   // request without them; the ids live as long as the run's trace.
   std::span<const std::uint32_t> block_ids;
   std::uint32_t block_id_tokens = 0;  // Bh: 512 for Mooncake's hash_ids, 16 for token ids
+};
+
+// What make_request turns a request's token counts into: the bytes a token
+// takes on the wire, and the deadline's fixed part and its part per generated
+// token.
+struct RequestKnobs {
+  double bytes_per_token = 4;
+  double ttft_budget_s = 2;
+  double decode_budget_s = 0.1;
 };
 
 // MODEL.md section 5's sizes and deadline, written out term by term in the
