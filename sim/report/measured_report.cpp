@@ -31,6 +31,23 @@ std::vector<double> sorted(std::vector<double> values) {
 
 }  // namespace
 
+std::array<MetricSamples, 3> served_samples(const std::vector<MeasuredRequestRow>& requests) {
+  std::array<MetricSamples, 3> out{{{"TTFT", {}, {}}, {"TPOT", {}, {}}, {"Latency", {}, {}}}};
+  auto& [ttft, tpot, latency] = out;
+  for (const MeasuredRequestRow& r : requests) {
+    if (r.rejected) continue;
+    ttft.measured.push_back(r.measured.ttft_s);
+    ttft.simulated.push_back(r.simulated_ttft_s);
+    latency.measured.push_back(r.measured.latency_s);
+    latency.simulated.push_back(r.simulated_latency_s);
+    if (r.measured.tpot_s && r.simulated_tpot_s) {
+      tpot.measured.push_back(*r.measured.tpot_s);
+      tpot.simulated.push_back(*r.simulated_tpot_s);
+    }
+  }
+  return out;
+}
+
 double MeasuredTableRow::diff_pct() const {
   return measured_ms != 0 ? 100 * (simulated_ms - measured_ms) / measured_ms : 0;
 }
@@ -79,11 +96,11 @@ std::string measured_summary_text(const MeasuredReport& report) {
   std::vector<double> ttft, tpot;
   for (const MeasuredRequestRow& r : report.requests) {
     if (r.rejected) continue;
-    if (r.measured_ttft_s > 0) {
-      ttft.push_back(std::abs(r.simulated_ttft_s - r.measured_ttft_s) / r.measured_ttft_s);
+    if (r.measured.ttft_s > 0) {
+      ttft.push_back(std::abs(r.simulated_ttft_s - r.measured.ttft_s) / r.measured.ttft_s);
     }
-    if (r.measured_tpot_s && r.simulated_tpot_s && *r.measured_tpot_s > 0) {
-      tpot.push_back(std::abs(*r.simulated_tpot_s - *r.measured_tpot_s) / *r.measured_tpot_s);
+    if (r.measured.tpot_s && r.simulated_tpot_s && *r.measured.tpot_s > 0) {
+      tpot.push_back(std::abs(*r.simulated_tpot_s - *r.measured.tpot_s) / *r.measured.tpot_s);
     }
   }
   const auto spread = [](std::vector<double>& v) {
@@ -115,26 +132,26 @@ std::string measured_requests_csv(const MeasuredReport& report) {
       "simulated_finish_s,measured_ttft_s,simulated_ttft_s,measured_tpot_s,simulated_tpot_s,"
       "measured_latency_s,simulated_latency_s,preemptions,rejected\n";
   for (const MeasuredRequestRow& r : report.requests) {
-    append_integer(out, static_cast<std::int64_t>(r.request));
+    append_integer(out, static_cast<std::int64_t>(r.measured.request));
     out += ',';
-    append_integer(out, r.input_tokens);
+    append_integer(out, r.measured.input_tokens);
     out += ',';
-    append_integer(out, r.output_tokens);
+    append_integer(out, r.measured.output_tokens);
     cell(out, r.arrival_s);
     out += ',';
     if (!r.rejected) append_integer(out, r.replica);
-    cell(out, r.measured_start_s);
-    cell(out, r.measured_first_token_s);
-    cell(out, r.measured_finish_s);
+    cell(out, r.measured.start_s);
+    cell(out, r.measured.first_token_s);
+    cell(out, r.measured.finish_s);
     const auto sim = [&](double v) { return r.rejected ? std::nullopt : std::optional(v); };
     cell(out, sim(r.simulated_start_s));
     cell(out, sim(r.simulated_first_token_s));
     cell(out, sim(r.simulated_finish_s));
-    cell(out, r.measured_ttft_s);
+    cell(out, r.measured.ttft_s);
     cell(out, sim(r.simulated_ttft_s));
-    cell(out, r.measured_tpot_s);
+    cell(out, r.measured.tpot_s);
     cell(out, r.rejected ? std::nullopt : r.simulated_tpot_s);
-    cell(out, r.measured_latency_s);
+    cell(out, r.measured.latency_s);
     cell(out, sim(r.simulated_latency_s));
     out += ',';
     append_integer(out, r.preemptions);
@@ -162,24 +179,15 @@ std::string measured_ticks_csv(const MeasuredReport& report) {
 }
 
 std::string measured_cdf_csv(const MeasuredReport& report) {
-  std::vector<double> mt, st, mp, sp, ml, sl;
-  for (const MeasuredRequestRow& r : report.requests) {
-    if (r.rejected) continue;
-    mt.push_back(r.measured_ttft_s);
-    st.push_back(r.simulated_ttft_s);
-    ml.push_back(r.measured_latency_s);
-    sl.push_back(r.simulated_latency_s);
-    if (r.measured_tpot_s && r.simulated_tpot_s) {
-      mp.push_back(*r.measured_tpot_s);
-      sp.push_back(*r.simulated_tpot_s);
-    }
+  std::vector<std::vector<double>> columns;
+  for (const MetricSamples& g : served_samples(report.requests)) {
+    columns.push_back(sorted(g.measured));
+    columns.push_back(sorted(g.simulated));
   }
-  const std::vector<std::vector<double>> columns = {sorted(mt), sorted(st), sorted(mp),
-                                                    sorted(sp), sorted(ml), sorted(sl)};
   std::string out =
       "fraction,measured_ttft_s,simulated_ttft_s,measured_tpot_s,simulated_tpot_s,"
       "measured_latency_s,simulated_latency_s\n";
-  const std::size_t n = mt.size();
+  const std::size_t n = columns.front().size();
   if (n == 0) return out;
   const std::size_t points = std::min<std::size_t>(n, 1001);
   for (std::size_t i = 0; i < points; ++i) {
