@@ -29,6 +29,49 @@ std::vector<double> sorted(std::vector<double> values) {
   return values;
 }
 
+// A curve of a plot: two of the data's columns, the measured side solid, the
+// simulated dashed.
+struct Curve {
+  std::string x;
+  std::string y;
+  const char* colour;
+  bool dashed;
+  std::string title;
+};
+
+// A plot of `data`: its title, then `settings` (the axes), then the curves
+// drawn `with` lines or steps.
+PlotScript measured_plot(const std::string& name, const std::string& title,
+                         const std::string& caption, const std::string& data,
+                         const std::string& settings, const char* with,
+                         const std::vector<Curve>& curves) {
+  PlotScript p;
+  p.name = name;
+  p.title = title;
+  p.caption = caption;
+  p.script = plot_script_opening(name, title, data, "960,420") +
+             "set key bottom right opaque box lc rgb \"#cccccc\"\nset title \"" + title + "\"\n" +
+             settings + "plot ";
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    const Curve& c = curves[i];
+    if (i > 0) p.script += ", \\\n     ";
+    p.script += "\"" + data + "\" using (column(\"" + c.x + "\")):(column(\"" + c.y + "\")) with " +
+                with + " lw 2 " + (c.dashed ? "dt 2 " : "") + "lc rgb \"" + c.colour +
+                "\" title \"" + c.title + "\"";
+  }
+  p.script += '\n';
+  return p;
+}
+
+// A plot of measured_timeseries.csv: columns against the tick's end.
+PlotScript ticks_plot(const std::string& name, const std::string& title, const std::string& caption,
+                      const std::string& ylabel, const std::vector<Curve>& curves) {
+  return measured_plot(
+      name, title, caption, "measured_timeseries.csv",
+      "set xlabel \"seconds of the run\"\nset ylabel \"" + ylabel + "\"\nset key top right\n",
+      "steps", curves);
+}
+
 }  // namespace
 
 std::array<MetricSamples, 3> served_samples(const std::vector<MeasuredRequestRow>& requests) {
@@ -207,11 +250,6 @@ std::string measured_cdf_csv(const MeasuredReport& report) {
 }
 
 std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
-  const auto header = [](const std::string& name, const std::string& title,
-                         const std::string& data) {
-    return plot_script_opening(name, title, data, "960,420") +
-           "set key bottom right opaque box lc rgb \"#cccccc\"\n";
-  };
   std::vector<PlotScript> out;
   const struct {
     const char* name;
@@ -221,61 +259,34 @@ std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
               {"measured_tpot_cdf", "time per output token", "tpot"},
               {"measured_latency_cdf", "latency", "latency"}};
   for (const auto& c : cdfs) {
-    const std::string title = std::string("CDF of the ") + c.what + ", measured and simulated";
-    PlotScript p;
-    p.name = c.name;
-    p.title = title;
-    p.caption = std::string("The fraction of requests whose ") + c.what +
-                " is at most x: the real run's against the replay's. Curves that lie on each "
-                "other agree at every percentile.";
-    p.script = header(c.name, title, "measured_cdf.csv") + "set title \"" + title +
-               "\"\nset xlabel \"seconds\"\nset ylabel \"fraction of requests\"\n"
-               "set yrange [0:1]\n"
-               "plot \"measured_cdf.csv\" using (column(\"measured_" +
-               c.column +
-               "_s\")):(column(\"fraction\")) with lines lw 2 lc rgb \"#222222\" title "
-               "\"measured\", \\\n     \"measured_cdf.csv\" using (column(\"simulated_" +
-               c.column +
-               "_s\")):(column(\"fraction\")) with lines lw 2 dt 2 lc rgb \"#d0502a\" title "
-               "\"infersim\"\n";
-    out.push_back(p);
+    const std::string column = c.column;
+    out.push_back(measured_plot(
+        c.name, std::string("CDF of the ") + c.what + ", measured and simulated",
+        std::string("The fraction of requests whose ") + c.what +
+            " is at most x: the real run's against the replay's. Curves that lie on each "
+            "other agree at every percentile.",
+        "measured_cdf.csv",
+        "set xlabel \"seconds\"\nset ylabel \"fraction of requests\"\nset yrange [0:1]\n", "lines",
+        {{"measured_" + column + "_s", "fraction", "#222222", false, "measured"},
+         {"simulated_" + column + "_s", "fraction", "#d0502a", true, "infersim"}}));
   }
   if (!report.ticks.empty()) {
-    const std::string title = "Running and waiting requests, measured and simulated";
-    PlotScript p;
-    p.name = "measured_queue";
-    p.title = title;
-    p.caption =
-        "Requests running and waiting at the end of each tick of the real run's "
-        "timeseries.csv, against the replay's at the same instants.";
-    p.script = header(p.name, title, "measured_timeseries.csv") + "set title \"" + title +
-               "\"\nset xlabel \"seconds of the run\"\nset ylabel \"requests\"\n"
-               "set key top right\n"
-               "plot \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_"
-               "running\")) with steps lw 2 lc rgb \"#222222\" title \"running, measured\", \\\n"
-               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_"
-               "running\")) with steps lw 2 dt 2 lc rgb \"#d0502a\" title \"running, infersim\", "
-               "\\\n"
-               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_"
-               "waiting\")) with steps lw 2 lc rgb \"#2a6fd0\" title \"waiting, measured\", \\\n"
-               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_"
-               "waiting\")) with steps lw 2 dt 2 lc rgb \"#2aa05a\" title \"waiting, infersim\"\n";
-    out.push_back(p);
-    const std::string kv_title = "KV cache use, measured and simulated";
-    PlotScript kv;
-    kv.name = "measured_kv";
-    kv.title = kv_title;
-    kv.caption =
+    out.push_back(
+        ticks_plot("measured_queue", "Running and waiting requests, measured and simulated",
+                   "Requests running and waiting at the end of each tick of the real run's "
+                   "timeseries.csv, against the replay's at the same instants.",
+                   "requests",
+                   {{"t_s", "measured_running", "#222222", false, "running, measured"},
+                    {"t_s", "simulated_running", "#d0502a", true, "running, infersim"},
+                    {"t_s", "measured_waiting", "#2a6fd0", false, "waiting, measured"},
+                    {"t_s", "simulated_waiting", "#2aa05a", true, "waiting, infersim"}}));
+    out.push_back(ticks_plot(
+        "measured_kv", "KV cache use, measured and simulated",
         "The share of KV blocks in use at the end of each tick. Runs whose stat logger did not "
-        "record it show a flat measured line at 0.";
-    kv.script = header(kv.name, kv_title, "measured_timeseries.csv") + "set title \"" + kv_title +
-                "\"\nset xlabel \"seconds of the run\"\nset ylabel \"% of KV blocks\"\n"
-                "set key top right\n"
-                "plot \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_kv_"
-                "pct\")) with steps lw 2 lc rgb \"#222222\" title \"measured\", \\\n"
-                "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_kv_"
-                "pct\")) with steps lw 2 dt 2 lc rgb \"#d0502a\" title \"infersim\"\n";
-    out.push_back(kv);
+        "record it show a flat measured line at 0.",
+        "% of KV blocks",
+        {{"t_s", "measured_kv_pct", "#222222", false, "measured"},
+         {"t_s", "simulated_kv_pct", "#d0502a", true, "infersim"}}));
   }
   return out;
 }
