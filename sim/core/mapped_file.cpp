@@ -10,6 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/input_error.hpp"
+
 namespace infersim {
 
 MappedFile::MappedFile(const std::string& path) {
@@ -56,6 +58,14 @@ void MappedFile::done_with(std::size_t from, std::size_t to) const {
 
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+std::unique_ptr<MappedFile> map_input_file(const std::string& path) {
+  try {
+    return std::make_unique<MappedFile>(path);
+  } catch (const std::runtime_error&) {
+    throw InputError(path, 0, "", "cannot open the file");
+  }
 }
 
 }  // namespace infersim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,9 @@ class MappedFile {
   bool mapped_ = false;
   std::string read_;  // the bytes when the file could not be mapped
 };
+
+// An input file of the user's mapped; an InputError "PATH: cannot open the
+// file" where it cannot be opened or read.
+std::unique_ptr<MappedFile> map_input_file(const std::string& path);
 
 }  // namespace infersim

@@ -29,7 +29,67 @@ std::vector<double> sorted(std::vector<double> values) {
   return values;
 }
 
+// A curve of a plot: two of the data's columns, the measured side solid, the
+// simulated dashed.
+struct Curve {
+  std::string x;
+  std::string y;
+  const char* colour;
+  bool dashed;
+  std::string title;
+};
+
+// A plot of `data`: its title, then `settings` (the axes), then the curves
+// drawn `with` lines or steps.
+PlotScript measured_plot(const std::string& name, const std::string& title,
+                         const std::string& caption, const std::string& data,
+                         const std::string& settings, const char* with,
+                         const std::vector<Curve>& curves) {
+  PlotScript p;
+  p.name = name;
+  p.title = title;
+  p.caption = caption;
+  p.script = plot_script_opening(name, title, data, "960,420") +
+             "set key bottom right opaque box lc rgb \"#cccccc\"\nset title \"" + title + "\"\n" +
+             settings + "plot ";
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    const Curve& c = curves[i];
+    if (i > 0) p.script += ", \\\n     ";
+    p.script += "\"" + data + "\" using (column(\"" + c.x + "\")):(column(\"" + c.y + "\")) with " +
+                with + " lw 2 " + (c.dashed ? "dt 2 " : "") + "lc rgb \"" + c.colour +
+                "\" title \"" + c.title + "\"";
+  }
+  p.script += '\n';
+  return p;
+}
+
+// A plot of measured_timeseries.csv: columns against the tick's end.
+PlotScript ticks_plot(const std::string& name, const std::string& title, const std::string& caption,
+                      const std::string& ylabel, const std::vector<Curve>& curves) {
+  return measured_plot(
+      name, title, caption, "measured_timeseries.csv",
+      "set xlabel \"seconds of the run\"\nset ylabel \"" + ylabel + "\"\nset key top right\n",
+      "steps", curves);
+}
+
 }  // namespace
+
+std::array<MetricSamples, 3> served_samples(const std::vector<MeasuredRequestRow>& requests) {
+  std::array<MetricSamples, 3> out{{{"TTFT", {}, {}}, {"TPOT", {}, {}}, {"Latency", {}, {}}}};
+  auto& [ttft, tpot, latency] = out;
+  for (const MeasuredRequestRow& r : requests) {
+    if (r.rejected) continue;
+    ttft.measured.push_back(r.measured.ttft_s);
+    ttft.simulated.push_back(r.simulated_ttft_s);
+    latency.measured.push_back(r.measured.latency_s);
+    latency.simulated.push_back(r.simulated_latency_s);
+    if (r.measured.tpot_s && r.simulated_tpot_s) {
+      tpot.measured.push_back(*r.measured.tpot_s);
+      tpot.simulated.push_back(*r.simulated_tpot_s);
+    }
+  }
+  return out;
+}
 
 double MeasuredTableRow::diff_pct() const {
   return measured_ms != 0 ? 100 * (simulated_ms - measured_ms) / measured_ms : 0;
@@ -79,11 +139,11 @@ std::string measured_summary_text(const MeasuredReport& report) {
   std::vector<double> ttft, tpot;
   for (const MeasuredRequestRow& r : report.requests) {
     if (r.rejected) continue;
-    if (r.measured_ttft_s > 0) {
-      ttft.push_back(std::abs(r.simulated_ttft_s - r.measured_ttft_s) / r.measured_ttft_s);
+    if (r.measured.ttft_s > 0) {
+      ttft.push_back(std::abs(r.simulated_ttft_s - r.measured.ttft_s) / r.measured.ttft_s);
     }
-    if (r.measured_tpot_s && r.simulated_tpot_s && *r.measured_tpot_s > 0) {
-      tpot.push_back(std::abs(*r.simulated_tpot_s - *r.measured_tpot_s) / *r.measured_tpot_s);
+    if (r.measured.tpot_s && r.simulated_tpot_s && *r.measured.tpot_s > 0) {
+      tpot.push_back(std::abs(*r.simulated_tpot_s - *r.measured.tpot_s) / *r.measured.tpot_s);
     }
   }
   const auto spread = [](std::vector<double>& v) {
@@ -115,26 +175,26 @@ std::string measured_requests_csv(const MeasuredReport& report) {
       "simulated_finish_s,measured_ttft_s,simulated_ttft_s,measured_tpot_s,simulated_tpot_s,"
       "measured_latency_s,simulated_latency_s,preemptions,rejected\n";
   for (const MeasuredRequestRow& r : report.requests) {
-    append_integer(out, static_cast<std::int64_t>(r.request));
+    append_integer(out, static_cast<std::int64_t>(r.measured.request));
     out += ',';
-    append_integer(out, r.input_tokens);
+    append_integer(out, r.measured.input_tokens);
     out += ',';
-    append_integer(out, r.output_tokens);
+    append_integer(out, r.measured.output_tokens);
     cell(out, r.arrival_s);
     out += ',';
     if (!r.rejected) append_integer(out, r.replica);
-    cell(out, r.measured_start_s);
-    cell(out, r.measured_first_token_s);
-    cell(out, r.measured_finish_s);
+    cell(out, r.measured.start_s);
+    cell(out, r.measured.first_token_s);
+    cell(out, r.measured.finish_s);
     const auto sim = [&](double v) { return r.rejected ? std::nullopt : std::optional(v); };
     cell(out, sim(r.simulated_start_s));
     cell(out, sim(r.simulated_first_token_s));
     cell(out, sim(r.simulated_finish_s));
-    cell(out, r.measured_ttft_s);
+    cell(out, r.measured.ttft_s);
     cell(out, sim(r.simulated_ttft_s));
-    cell(out, r.measured_tpot_s);
+    cell(out, r.measured.tpot_s);
     cell(out, r.rejected ? std::nullopt : r.simulated_tpot_s);
-    cell(out, r.measured_latency_s);
+    cell(out, r.measured.latency_s);
     cell(out, sim(r.simulated_latency_s));
     out += ',';
     append_integer(out, r.preemptions);
@@ -162,24 +222,15 @@ std::string measured_ticks_csv(const MeasuredReport& report) {
 }
 
 std::string measured_cdf_csv(const MeasuredReport& report) {
-  std::vector<double> mt, st, mp, sp, ml, sl;
-  for (const MeasuredRequestRow& r : report.requests) {
-    if (r.rejected) continue;
-    mt.push_back(r.measured_ttft_s);
-    st.push_back(r.simulated_ttft_s);
-    ml.push_back(r.measured_latency_s);
-    sl.push_back(r.simulated_latency_s);
-    if (r.measured_tpot_s && r.simulated_tpot_s) {
-      mp.push_back(*r.measured_tpot_s);
-      sp.push_back(*r.simulated_tpot_s);
-    }
+  std::vector<std::vector<double>> columns;
+  for (const MetricSamples& g : served_samples(report.requests)) {
+    columns.push_back(sorted(g.measured));
+    columns.push_back(sorted(g.simulated));
   }
-  const std::vector<std::vector<double>> columns = {sorted(mt), sorted(st), sorted(mp),
-                                                    sorted(sp), sorted(ml), sorted(sl)};
   std::string out =
       "fraction,measured_ttft_s,simulated_ttft_s,measured_tpot_s,simulated_tpot_s,"
       "measured_latency_s,simulated_latency_s\n";
-  const std::size_t n = mt.size();
+  const std::size_t n = columns.front().size();
   if (n == 0) return out;
   const std::size_t points = std::min<std::size_t>(n, 1001);
   for (std::size_t i = 0; i < points; ++i) {
@@ -199,11 +250,6 @@ std::string measured_cdf_csv(const MeasuredReport& report) {
 }
 
 std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
-  const auto header = [](const std::string& name, const std::string& title,
-                         const std::string& data) {
-    return plot_script_opening(name, title, data, "960,420") +
-           "set key bottom right opaque box lc rgb \"#cccccc\"\n";
-  };
   std::vector<PlotScript> out;
   const struct {
     const char* name;
@@ -213,61 +259,34 @@ std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
               {"measured_tpot_cdf", "time per output token", "tpot"},
               {"measured_latency_cdf", "latency", "latency"}};
   for (const auto& c : cdfs) {
-    const std::string title = std::string("CDF of the ") + c.what + ", measured and simulated";
-    PlotScript p;
-    p.name = c.name;
-    p.title = title;
-    p.caption = std::string("The fraction of requests whose ") + c.what +
-                " is at most x: the real run's against the replay's. Curves that lie on each "
-                "other agree at every percentile.";
-    p.script = header(c.name, title, "measured_cdf.csv") + "set title \"" + title +
-               "\"\nset xlabel \"seconds\"\nset ylabel \"fraction of requests\"\n"
-               "set yrange [0:1]\n"
-               "plot \"measured_cdf.csv\" using (column(\"measured_" +
-               c.column +
-               "_s\")):(column(\"fraction\")) with lines lw 2 lc rgb \"#222222\" title "
-               "\"measured\", \\\n     \"measured_cdf.csv\" using (column(\"simulated_" +
-               c.column +
-               "_s\")):(column(\"fraction\")) with lines lw 2 dt 2 lc rgb \"#d0502a\" title "
-               "\"infersim\"\n";
-    out.push_back(p);
+    const std::string column = c.column;
+    out.push_back(measured_plot(
+        c.name, std::string("CDF of the ") + c.what + ", measured and simulated",
+        std::string("The fraction of requests whose ") + c.what +
+            " is at most x: the real run's against the replay's. Curves that lie on each "
+            "other agree at every percentile.",
+        "measured_cdf.csv",
+        "set xlabel \"seconds\"\nset ylabel \"fraction of requests\"\nset yrange [0:1]\n", "lines",
+        {{"measured_" + column + "_s", "fraction", "#222222", false, "measured"},
+         {"simulated_" + column + "_s", "fraction", "#d0502a", true, "infersim"}}));
   }
   if (!report.ticks.empty()) {
-    const std::string title = "Running and waiting requests, measured and simulated";
-    PlotScript p;
-    p.name = "measured_queue";
-    p.title = title;
-    p.caption =
-        "Requests running and waiting at the end of each tick of the real run's "
-        "timeseries.csv, against the replay's at the same instants.";
-    p.script = header(p.name, title, "measured_timeseries.csv") + "set title \"" + title +
-               "\"\nset xlabel \"seconds of the run\"\nset ylabel \"requests\"\n"
-               "set key top right\n"
-               "plot \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_"
-               "running\")) with steps lw 2 lc rgb \"#222222\" title \"running, measured\", \\\n"
-               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_"
-               "running\")) with steps lw 2 dt 2 lc rgb \"#d0502a\" title \"running, infersim\", "
-               "\\\n"
-               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_"
-               "waiting\")) with steps lw 2 lc rgb \"#2a6fd0\" title \"waiting, measured\", \\\n"
-               "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_"
-               "waiting\")) with steps lw 2 dt 2 lc rgb \"#2aa05a\" title \"waiting, infersim\"\n";
-    out.push_back(p);
-    const std::string kv_title = "KV cache use, measured and simulated";
-    PlotScript kv;
-    kv.name = "measured_kv";
-    kv.title = kv_title;
-    kv.caption =
+    out.push_back(
+        ticks_plot("measured_queue", "Running and waiting requests, measured and simulated",
+                   "Requests running and waiting at the end of each tick of the real run's "
+                   "timeseries.csv, against the replay's at the same instants.",
+                   "requests",
+                   {{"t_s", "measured_running", "#222222", false, "running, measured"},
+                    {"t_s", "simulated_running", "#d0502a", true, "running, infersim"},
+                    {"t_s", "measured_waiting", "#2a6fd0", false, "waiting, measured"},
+                    {"t_s", "simulated_waiting", "#2aa05a", true, "waiting, infersim"}}));
+    out.push_back(ticks_plot(
+        "measured_kv", "KV cache use, measured and simulated",
         "The share of KV blocks in use at the end of each tick. Runs whose stat logger did not "
-        "record it show a flat measured line at 0.";
-    kv.script = header(kv.name, kv_title, "measured_timeseries.csv") + "set title \"" + kv_title +
-                "\"\nset xlabel \"seconds of the run\"\nset ylabel \"% of KV blocks\"\n"
-                "set key top right\n"
-                "plot \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"measured_kv_"
-                "pct\")) with steps lw 2 lc rgb \"#222222\" title \"measured\", \\\n"
-                "     \"measured_timeseries.csv\" using (column(\"t_s\")):(column(\"simulated_kv_"
-                "pct\")) with steps lw 2 dt 2 lc rgb \"#d0502a\" title \"infersim\"\n";
-    out.push_back(kv);
+        "record it show a flat measured line at 0.",
+        "% of KV blocks",
+        {{"t_s", "measured_kv_pct", "#222222", false, "measured"},
+         {"t_s", "simulated_kv_pct", "#d0502a", true, "infersim"}}));
   }
   return out;
 }

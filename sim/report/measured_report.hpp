@@ -7,6 +7,7 @@
 // scenario fills a MeasuredReport; this file only formats it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -29,19 +30,25 @@ struct MeasuredTableRow {
   std::optional<double> other_diff_pct() const;
 };
 
-// A request of the run, measured and replayed. Instants are seconds from the
-// replay's origin (the engine's first arrival, or the trace's first).
-struct MeasuredRequestRow {
+// What was measured of one replayed request (seconds; instants from the
+// replay's origin, none for a measurement file).
+struct MeasuredFigures {
   std::uint64_t request = 0;  // bench-i: the workload's line i; else the order in the file
   std::uint32_t input_tokens = 0;
   std::uint32_t output_tokens = 0;
+  double ttft_s = 0;
+  std::optional<double> tpot_s;  // two tokens or more
+  double latency_s = 0;
+  std::optional<double> start_s;  // scheduled_ts
+  std::optional<double> first_token_s;
+  std::optional<double> finish_s;
+};
+
+// A request of the run, measured and replayed. Instants are seconds from the
+// replay's origin (the engine's first arrival, or the trace's first).
+struct MeasuredRequestRow {
+  MeasuredFigures measured;  // its request and tokens too
   double arrival_s = 0;
-  std::optional<double> measured_start_s;  // scheduled_ts (a run folder only)
-  std::optional<double> measured_first_token_s;
-  std::optional<double> measured_finish_s;
-  double measured_ttft_s = 0;
-  std::optional<double> measured_tpot_s;  // output >= 2
-  double measured_latency_s = 0;
   bool rejected = false;  // by the replay (longer than max_model_len)
   std::uint32_t replica = 0;
   double simulated_start_s = 0;
@@ -52,6 +59,15 @@ struct MeasuredRequestRow {
   double simulated_latency_s = 0;
   std::uint32_t preemptions = 0;
 };
+
+// One metric's figures over the requests the replay served, in replay order,
+// in seconds: TTFT, TPOT (of the requests with one on both sides) or latency.
+struct MetricSamples {
+  const char* metric;  // TTFT, TPOT, Latency
+  std::vector<double> measured;
+  std::vector<double> simulated;
+};
+std::array<MetricSamples, 3> served_samples(const std::vector<MeasuredRequestRow>& requests);
 
 // A tick of the run's timeseries.csv against the replay's state at the same
 // instant (the tick's end on the replay's clock).

@@ -110,13 +110,14 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
       out.loss.tpot_requests > 0 ? 1 / std::sqrt(static_cast<double>(out.loss.tpot_requests)) : 0;
   for (std::size_t k = 0; k < replay.measured.size(); ++k) {
     const MeasuredFigures& m = replay.measured[k];
-    const ReplayedRequest& r = result.requests[k];
+    const RequestOutcome r = result.requests[k];
     if (r.rejected) continue;
-    const Chain& chain = chains[knobs.lockstep ? 0 : r.replica];
-    const StepCoefficients& first = chain.at(r.first_token);
+    const Chain& chain = chains[knobs.lockstep ? 0 : r.unit];
+    const StepCoefficients& first = chain.at(r.first_token_server);
     const double arrival = SimTime::ns(replay.trace.records[k].offset_ns).seconds();
     const double scale = replay.ttft_scale_s;
-    out.residuals.push_back(ttft_weight * (r.first_token.seconds() - arrival - m.ttft_s) / scale);
+    out.residuals.push_back(ttft_weight * (r.first_token_server.seconds() - arrival - m.ttft_s) /
+                            scale);
     StepCoefficients row;
     for (std::size_t i = 0; i < kStepCoefficients; ++i)
       row[i] = ttft_weight * first[i] / scale;
@@ -124,7 +125,7 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
     if (m.tpot_s && m.output_tokens >= 2) {
       const StepCoefficients& last = chain.at(r.finish);
       const double tokens = m.output_tokens - 1;
-      const double tpot = (r.finish - r.first_token).seconds() / tokens;
+      const double tpot = (r.finish - r.first_token_server).seconds() / tokens;
       out.residuals.push_back(tpot_weight * (tpot - *m.tpot_s) / *m.tpot_s);
       for (std::size_t i = 0; i < kStepCoefficients; ++i)
         row[i] = tpot_weight * (last[i] - first[i]) / tokens / *m.tpot_s;

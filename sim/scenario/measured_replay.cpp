@@ -27,25 +27,14 @@ std::string short_model(const std::string& model) {
   return slash == std::string::npos ? model : model.substr(slash + 1);
 }
 
-// Records what the replay needs: every step as scheduled, each request's
-// instants once complete.
-class ReplayRecorder : public RequestObserver, public ServerObserver {
+// Records every step as scheduled.
+class StepRecorder : public ServerObserver {
  public:
-  explicit ReplayRecorder(Replay& out) : out_(out) {}
-  void on_request(std::uint64_t id, const Request& /*request*/,
-                  const RequestOutcome& outcome) override {
-    ReplayedRequest& r = out_.requests[id];
-    r.start = outcome.start;
-    r.first_token = outcome.first_token_server;
-    r.finish = outcome.finish;
-    r.replica = outcome.unit;
-    r.preemptions = outcome.preemptions;
-    r.rejected = outcome.rejected;
-  }
-  void on_step(const StepRecord& step) override { out_.steps.push_back(step); }
+  explicit StepRecorder(std::vector<StepRecord>& steps) : steps_(steps) {}
+  void on_step(const StepRecord& step) override { steps_.push_back(step); }
 
  private:
-  Replay& out_;
+  std::vector<StepRecord>& steps_;
 };
 
 // The TTFT residuals' scale: the run's mean measured TTFT (1 ms at least).
@@ -425,14 +414,13 @@ MeasuredReplay prepare_replay(const Measurement& measurement, const Trace& trace
 Replay replay_measured(const MeasuredReplay& replay, const BatchingKnobs& knobs) {
   check_batching_knobs(knobs, replay.trace.block_id_tokens, "");
   const RequestList tasks = replay.tasks();
-  Replay out;
-  out.requests.resize(tasks.size());
+  Replay out{RequestLog(tasks.size(), true), {}};
   DeviceFleet fleet(1);
   const NetworkPath network({});
   BatchingServer server(knobs);
-  ReplayRecorder recorder(out);
+  StepRecorder recorder(out.steps);
   Simulation simulation(tasks, fleet, network, server);
-  simulation.add_observer(recorder);
+  simulation.add_observer(out.requests);
   simulation.add_server_observer(recorder);
   simulation.run();
   return out;
@@ -443,15 +431,15 @@ MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result) {
   loss.ttft_scale_s = replay.ttft_scale_s;
   for (std::size_t k = 0; k < replay.measured.size(); ++k) {
     const MeasuredFigures& m = replay.measured[k];
-    const ReplayedRequest& r = result.requests[k];
+    const RequestOutcome r = result.requests[k];
     if (r.rejected) continue;
     const double arrival = SimTime::ns(replay.trace.records[k].offset_ns).seconds();
-    const double ttft = r.first_token.seconds() - arrival;
+    const double ttft = r.first_token_server.seconds() - arrival;
     const double e = (ttft - m.ttft_s) / replay.ttft_scale_s;
     loss.ttft_term += e * e;
     ++loss.ttft_requests;
     if (m.tpot_s && m.output_tokens >= 2) {
-      const double tpot = (r.finish - r.first_token).seconds() / (m.output_tokens - 1);
+      const double tpot = (r.finish - r.first_token_server).seconds() / (m.output_tokens - 1);
       const double d = (tpot - *m.tpot_s) / *m.tpot_s;
       loss.tpot_term += d * d;
       ++loss.tpot_requests;
@@ -470,50 +458,28 @@ MeasuredReport compare_replay(const MeasuredReplay& replay, const Replay& result
   report.engine = engine.description;
   report.left_out = replay.left_out;
   report.loss = replay_loss(replay, result);
-  std::vector<double> mt, st, mp, sp, ml, sl;
   for (std::size_t k = 0; k < replay.measured.size(); ++k) {
-    const MeasuredFigures& m = replay.measured[k];
-    const ReplayedRequest& r = result.requests[k];
+    const RequestOutcome r = result.requests[k];
     MeasuredRequestRow row;
-    row.request = m.request;
-    row.input_tokens = m.input_tokens;
-    row.output_tokens = m.output_tokens;
+    row.measured = replay.measured[k];
     row.arrival_s = SimTime::ns(replay.trace.records[k].offset_ns).seconds();
-    row.measured_start_s = m.start_s;
-    row.measured_first_token_s = m.first_token_s;
-    row.measured_finish_s = m.finish_s;
-    row.measured_ttft_s = m.ttft_s;
-    row.measured_tpot_s = m.tpot_s;
-    row.measured_latency_s = m.latency_s;
     row.rejected = r.rejected;
-    row.replica = r.replica;
+    row.replica = r.unit;
     row.preemptions = r.preemptions;
     if (!r.rejected) {
       row.simulated_start_s = r.start.seconds();
-      row.simulated_first_token_s = r.first_token.seconds();
+      row.simulated_first_token_s = r.first_token_server.seconds();
       row.simulated_finish_s = r.finish.seconds();
       row.simulated_ttft_s = row.simulated_first_token_s - row.arrival_s;
       row.simulated_latency_s = row.simulated_finish_s - row.arrival_s;
-      if (m.output_tokens >= 2) {
-        row.simulated_tpot_s = (r.finish - r.first_token).seconds() / (m.output_tokens - 1);
-      }
-      mt.push_back(m.ttft_s);
-      st.push_back(row.simulated_ttft_s);
-      ml.push_back(m.latency_s);
-      sl.push_back(row.simulated_latency_s);
-      if (m.tpot_s && row.simulated_tpot_s) {
-        mp.push_back(*m.tpot_s);
-        sp.push_back(*row.simulated_tpot_s);
+      if (row.measured.output_tokens >= 2) {
+        row.simulated_tpot_s =
+            (r.finish - r.first_token_server).seconds() / (row.measured.output_tokens - 1);
       }
     }
     report.requests.push_back(row);
   }
-  const struct {
-    const char* metric;
-    std::vector<double>& measured;
-    std::vector<double>& simulated;
-  } groups[] = {{"TTFT", mt, st}, {"TPOT", mp, sp}, {"Latency", ml, sl}};
-  for (const auto& g : groups) {
+  for (const MetricSamples& g : served_samples(report.requests)) {
     const std::vector<double> a = statistics_ms(g.measured), b = statistics_ms(g.simulated);
     for (int i = 0; i < 5; ++i) {
       MeasuredTableRow row;

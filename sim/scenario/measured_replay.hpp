@@ -15,6 +15,7 @@
 #include "model/batching_knobs.hpp"
 #include "model/server_model.hpp"
 #include "report/measured_report.hpp"
+#include "report/request_log.hpp"
 #include "request/request_list.hpp"
 #include "trace/measured_run_reader.hpp"
 #include "trace/measurement_reader.hpp"
@@ -42,20 +43,6 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
 // The same for a measurement file (aiperf, vLLM bench, CSV): nothing is
 // recorded about the engine, so the knobs are `base`'s, said as assumptions.
 EngineSetup engine_setup(const BatchingKnobs& base, const std::set<std::string>& given);
-
-// What was measured of one replayed request (seconds; instants from the
-// replay's origin, none for a measurement file).
-struct MeasuredFigures {
-  std::uint64_t request = 0;  // bench-i, or the order in the measurement file
-  std::uint32_t input_tokens = 0;
-  std::uint32_t output_tokens = 0;
-  double ttft_s = 0;
-  std::optional<double> tpot_s;  // two tokens or more
-  double latency_s = 0;
-  std::optional<double> start_s;
-  std::optional<double> first_token_s;
-  std::optional<double> finish_s;
-};
 
 struct MeasuredReplay {
   std::string source;  // the run folder or measurement file
@@ -88,19 +75,12 @@ MeasuredReplay prepare_replay(const MeasuredRun& run, const Trace& workload,
 // trace's offset; TPOT is (e2e - ttft) / (output - 1).
 MeasuredReplay prepare_replay(const Measurement& measurement, const Trace& trace);
 
-// What the replay did with one request.
-struct ReplayedRequest {
-  SimTime start;
-  SimTime first_token;
-  SimTime finish;
-  std::uint32_t replica = 0;
-  std::uint32_t preemptions = 0;
-  bool rejected = false;
-};
-
+// What the replay did: each request's outcome as the batching server told it,
+// with its details (the replica, preemptions); with no network, its instants
+// are the server's (first_token_server, finish).
 struct Replay {
-  std::vector<ReplayedRequest> requests;  // by replay id
-  std::vector<StepRecord> steps;          // in the order they were scheduled
+  RequestLog requests;            // by replay id
+  std::vector<StepRecord> steps;  // in the order they were scheduled
 };
 
 // Runs the requests through the batching server with `knobs` (checked

@@ -116,12 +116,7 @@ bool looks_like_aiperf_record(const std::string& line) {
 }
 
 AiperfExport read_aiperf_export(const std::string& path) {
-  std::unique_ptr<MappedFile> file;
-  try {
-    file = std::make_unique<MappedFile>(path);
-  } catch (const std::runtime_error&) {
-    throw InputError(path, 0, "", "cannot open the file");
-  }
+  const std::unique_ptr<MappedFile> file = map_input_file(path);
   AiperfExport out;
   jsonl::JsonLines lines(file->bytes(), path);
   od::document document;

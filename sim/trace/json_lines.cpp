@@ -246,4 +246,53 @@ void append_ids(const JsonLines& lines, std::string_view field, od::value value,
   }
 }
 
+TraceRecord read_request(const JsonLines& lines, od::document& document, const RequestKeys& keys,
+                         TimestampUnit& unit, std::vector<std::uint32_t>& ids) {
+  const std::string_view names[4] = {keys.timestamp, keys.input_tokens, keys.output_tokens,
+                                     keys.ids};
+  od::object object = root_object(lines, document);
+  SeenKeys seen;
+  TraceRecord record;
+  bool found[4] = {false, false, false, false};
+  ids.clear();
+  for (auto member : object) {
+    od::field field;
+    if (const auto error = std::move(member).get(field)) lines.fail("", error);
+    const std::string_view key = seen.take(lines, field, "");
+    int which = 0;
+    while (which < 4 && !(key == names[which] && !names[which].empty()))
+      ++which;
+    if (which < 4) found[which] = true;
+    switch (which) {
+      case 0: {
+        bool was_string = false;
+        const std::string_view text =
+            number_text(lines, key, field.value(), keys.dated, &was_string);
+        if (unit == TimestampUnit::kAuto) {
+          unit = was_string ? TimestampUnit::kDatetime : TimestampUnit::kSeconds;
+        }
+        const std::string error = parse_timestamp_field(text, unit, record.offset_ns);
+        if (!error.empty()) lines.fail(key, error);
+        break;
+      }
+      case 1:
+        record.context_tokens = token_count(lines, key, field.value());
+        break;
+      case 2:
+        record.generated_tokens = token_count(lines, key, field.value());
+        break;
+      case 3:
+        append_ids(lines, key, field.value(), keys.ids_what, ids);
+        break;
+      default:
+        check_value(lines, printable(key), field.value());
+    }
+  }
+  expect_end(lines, document);
+  for (int i = 0; i < (keys.ids_required ? 4 : 3); ++i) {
+    if (!found[i]) lines.fail(names[i], "missing from the object");
+  }
+  return record;
+}
+
 }  // namespace infersim::jsonl

@@ -14,6 +14,9 @@
 
 #include <simdjson.h>
 
+#include "trace/trace.hpp"
+#include "trace/trace_source.hpp"
+
 namespace infersim::jsonl {
 
 namespace od = simdjson::ondemand;
@@ -79,5 +82,23 @@ std::uint64_t whole_number(const JsonLines& lines, std::string_view field, od::v
 // for anything else.
 void append_ids(const JsonLines& lines, std::string_view field, od::value value, const char* what,
                 std::vector<std::uint32_t>& ids);
+
+// Where a JSONL trace keeps a request's fields.
+struct RequestKeys {
+  std::string_view timestamp;
+  std::string_view input_tokens;
+  std::string_view output_tokens;
+  std::string_view ids;  // the prompt's ids; empty: the trace has none
+  const char* ids_what;  // what the ids are, as append_ids names them
+  bool ids_required;     // else a line may leave its ids out
+  bool dated;            // a timestamp may be a string (a date)
+};
+
+// The request on the line: its object's keyed fields, every other field
+// checked as JSON, nothing after the object, no key twice and none of the
+// keyed fields missing. `ids` is cleared, then given the prompt's ids. A
+// timestamp in `unit` kAuto settles it: a string is a date, a number seconds.
+TraceRecord read_request(const JsonLines& lines, od::document& document, const RequestKeys& keys,
+                         TimestampUnit& unit, std::vector<std::uint32_t>& ids);
 
 }  // namespace infersim::jsonl

@@ -57,12 +57,7 @@ std::uint64_t bench_index(const jsonl::JsonLines& lines, od::value value) {
 
 void read_requests(const std::filesystem::path& path, MeasuredRun& run) {
   const std::string name = path.string();
-  std::unique_ptr<MappedFile> file;
-  try {
-    file = std::make_unique<MappedFile>(name);
-  } catch (const std::runtime_error&) {
-    throw InputError(name, 0, "", "cannot open the file");
-  }
+  const std::unique_ptr<MappedFile> file = map_input_file(name);
   jsonl::JsonLines lines(file->bytes(), name);
   od::document document;
   std::unordered_set<std::uint64_t> seen_ids;
@@ -295,12 +290,7 @@ std::optional<double> csv_number(const CsvRows& rows, const std::string& path,
 
 std::vector<MeasuredTick> read_ticks(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::unique_ptr<MappedFile> file;
-  try {
-    file = std::make_unique<MappedFile>(name);
-  } catch (const std::runtime_error&) {
-    throw InputError(name, 0, "", "cannot open the file");
-  }
+  const std::unique_ptr<MappedFile> file = map_input_file(name);
   CsvRows rows(file->bytes(), name);
   std::vector<std::string_view> fields;
   if (!rows.next(fields)) throw InputError(name, 1, "", "no header");

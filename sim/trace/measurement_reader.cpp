@@ -151,12 +151,7 @@ Measurement read_vllm(const std::string& path) {
 }
 
 Measurement read_csv(const std::string& path) {
-  std::unique_ptr<MappedFile> file;
-  try {
-    file = std::make_unique<MappedFile>(path);
-  } catch (const std::runtime_error&) {
-    throw InputError(path, 0, "", "cannot open the file");
-  }
+  const std::unique_ptr<MappedFile> file = map_input_file(path);
   const char* names[4] = {"input_tokens", "output_tokens", "ttft_s", "e2e_s"};
   CsvRows rows(file->bytes(), path);
   std::vector<std::string_view> fields;

@@ -8,7 +8,6 @@
 #include "core/input_error.hpp"
 #include "core/mapped_file.hpp"
 #include "trace/json_lines.hpp"
-#include "trace/record_fields.hpp"
 
 namespace infersim {
 
@@ -48,7 +47,7 @@ Trace read_token_ids_trace(const TraceSource& source) {
   } catch (const std::runtime_error& e) {
     throw InputError(path, 0, "", std::string("cannot open the trace file (") + e.what() + ")");
   }
-  const TimestampUnit unit =
+  TimestampUnit unit =
       source.unit == TimestampUnit::kAuto ? TimestampUnit::kNanoseconds : source.unit;
   Trace trace;
   trace.path = path;
@@ -58,46 +57,15 @@ Trace read_token_ids_trace(const TraceSource& source) {
   jsonl::od::document document;
   PromptBlocks blocks;
   std::vector<std::uint32_t> tokens;
-  constexpr const char* kKeys[4] = {"arrival_time_ns", "input_toks", "output_toks",
-                                    "input_tok_ids"};
+  const jsonl::RequestKeys keys{.timestamp = "arrival_time_ns",
+                                .input_tokens = "input_toks",
+                                .output_tokens = "output_toks",
+                                .ids = "input_tok_ids",
+                                .ids_what = "token ids",
+                                .ids_required = true,
+                                .dated = false};
   while (lines.next(document)) {
-    jsonl::od::object object = jsonl::root_object(lines, document);
-    jsonl::SeenKeys seen;
-    TraceRecord record;
-    bool found[4] = {false, false, false, false};
-    tokens.clear();
-    for (auto member : object) {
-      jsonl::od::field field;
-      if (const auto error = std::move(member).get(field)) lines.fail("", error);
-      const std::string_view key = seen.take(lines, field, "");
-      int which = 0;
-      while (which < 4 && key != kKeys[which])
-        ++which;
-      if (which < 4) found[which] = true;
-      switch (which) {
-        case 0: {
-          const std::string error = parse_timestamp_field(
-              jsonl::number_text(lines, key, field.value(), false), unit, record.offset_ns);
-          if (!error.empty()) lines.fail(key, error);
-          break;
-        }
-        case 1:
-          record.context_tokens = jsonl::token_count(lines, key, field.value());
-          break;
-        case 2:
-          record.generated_tokens = jsonl::token_count(lines, key, field.value());
-          break;
-        case 3:
-          jsonl::append_ids(lines, key, field.value(), "token ids", tokens);
-          break;
-        default:
-          jsonl::check_value(lines, printable(key), field.value());
-      }
-    }
-    jsonl::expect_end(lines, document);
-    for (int i = 0; i < 4; ++i) {
-      if (!found[i]) lines.fail(kKeys[i], "missing from the object");
-    }
+    const TraceRecord record = jsonl::read_request(lines, document, keys, unit, tokens);
     // The prompt is input_toks long (BATCHING.md section 3); ids of another
     // length would give its blocks to a prompt they do not belong to.
     if (tokens.size() != record.context_tokens) {

@@ -283,51 +283,15 @@ Trace read_jsonl_trace(const TraceSource& source) {
   jsonl::JsonLines lines(file->bytes(), path);
   jsonl::od::document document;
   std::vector<std::uint32_t> ids;
-  const std::string* names[4] = {&s.columns.timestamp, &s.columns.input, &s.columns.output,
-                                 &s.columns.hash_ids};
+  const jsonl::RequestKeys keys{.timestamp = s.columns.timestamp,
+                                .input_tokens = s.columns.input,
+                                .output_tokens = s.columns.output,
+                                .ids = s.columns.hash_ids,
+                                .ids_what = "block ids",
+                                .ids_required = false,
+                                .dated = true};
   while (lines.next(document)) {
-    jsonl::od::object object = jsonl::root_object(lines, document);
-    jsonl::SeenKeys seen;
-    TraceRecord record;
-    bool found[4] = {false, false, false, false};
-    ids.clear();
-    for (auto member : object) {
-      jsonl::od::field field;
-      if (const auto error = std::move(member).get(field)) lines.fail("", error);
-      const std::string_view key = seen.take(lines, field, "");
-      int which = 0;
-      while (which < 4 && !(key == *names[which] && !names[which]->empty()))
-        ++which;
-      if (which < 4) found[which] = true;
-      switch (which) {
-        case 0: {
-          bool was_string = false;
-          const std::string_view text =
-              jsonl::number_text(lines, key, field.value(), true, &was_string);
-          if (s.unit == TimestampUnit::kAuto) {
-            s.unit = was_string ? TimestampUnit::kDatetime : TimestampUnit::kSeconds;
-          }
-          const std::string error = parse_timestamp_field(text, s.unit, record.offset_ns);
-          if (!error.empty()) lines.fail(key, error);
-          break;
-        }
-        case 1:
-          record.context_tokens = jsonl::token_count(lines, key, field.value());
-          break;
-        case 2:
-          record.generated_tokens = jsonl::token_count(lines, key, field.value());
-          break;
-        case 3:
-          jsonl::append_ids(lines, key, field.value(), "block ids", ids);
-          break;
-        default:
-          jsonl::check_value(lines, printable(key), field.value());
-      }
-    }
-    jsonl::expect_end(lines, document);
-    for (int i = 0; i < 3; ++i) {
-      if (!found[i]) lines.fail(*names[i], "missing from the object");
-    }
+    const TraceRecord record = jsonl::read_request(lines, document, keys, s.unit, ids);
     store(trace, s, record, ids);
   }
   trace.timestamp_unit = to_string(s.unit);

@@ -263,7 +263,7 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
   const auto dir = fresh_dir("simulated");
   std::string lines;
   for (std::size_t k = 0; k < made.requests.size(); ++k) {
-    const ReplayedRequest& r = made.requests[k];
+    const RequestOutcome r = made.requests[k];
     const MeasuredFigures& m = real_replay.measured[k];
     const double arrival = 1000 + SimTime::ns(real_replay.trace.records[k].offset_ns).seconds();
     char text[400];
@@ -272,7 +272,7 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
                   "\"queued_ts\": %.9f, \"scheduled_ts\": %.9f, \"first_token_ts\": %.9f, "
                   "\"last_token_ts\": %.9f}\n",
                   static_cast<unsigned long long>(m.request), m.input_tokens, m.output_tokens,
-                  arrival, 1000 + r.start.seconds(), 1000 + r.first_token.seconds(),
+                  arrival, 1000 + r.start.seconds(), 1000 + r.first_token_server.seconds(),
                   1000 + r.finish.seconds());
     lines += text;
   }
