@@ -58,6 +58,13 @@ void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::
   auto before = [&](std::int64_t e) -> std::int64_t {
     if (e <= from) return 0;
     if (gaps == 0 || span == 0) return tokens;
+    // In 64 bits when the product fits (nearly always: a decode's seconds),
+    // else in 128.
+    std::int64_t bound64 = 0;
+    if (!__builtin_mul_overflow(e - from, gaps, &bound64) && bound64 <= INT64_MAX - span) {
+      const std::int64_t k = (bound64 + span - 1) / span;
+      return k >= tokens ? tokens : k;
+    }
     const Int128 bound = static_cast<Int128>(e - from) * gaps;
     const Int128 k = (bound + span - 1) / span;
     return k >= tokens ? tokens : static_cast<std::int64_t>(k);
