@@ -1,7 +1,8 @@
 // Helpers shared by the tests: temporary files and folders, reading a file
 // and its lines, CSV rows and nine-decimal seconds, catching an error's
-// message, running the command line in-process, where the traces are, and
-// skipping (or, under CI, failing) a test that cannot run.
+// message, running the command line in-process, where the traces are, whether
+// gnuplot is installed, and skipping (or, under CI, failing) a test that
+// cannot run.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 
 #include "cli/command_line.hpp"
 #include "core/input_error.hpp"
+#include "report/plots.hpp"
 
 // Skips the running test on a developer's machine, and fails it under CI,
 // where a skip would pass the check it stands for silently:
@@ -43,6 +45,12 @@ inline std::filesystem::path source_dir() {
 inline bool under_ci() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && std::string(ci) == "true";
+}
+
+// Whether gnuplot runs here (the tests of rendered plots need it).
+inline bool gnuplot_installed() {
+  const ProgramRun r = run_program({"gnuplot", "--version"}, "");
+  return r.started && r.status == 0;
 }
 
 // A published trace under trace/, fetched by trace/fetch; a clear failure

@@ -100,22 +100,29 @@ struct HandFigure {
   double value;
 };
 
-// One row of requests.csv against the hand's, every figure exactly.
-void expect_hand_row(const std::map<std::string, std::string>& row, std::size_t k,
-                     const HandRequest& hand) {
+// The columns of a row of requests.csv that every request has, served or
+// rejected: id, device, arrival, tokens, server arrival and budget.
+void expect_hand_request(const std::map<std::string, std::string>& row, std::size_t k,
+                         const HandRequest& hand) {
   EXPECT_EQ(row.at("id"), std::to_string(k));
   EXPECT_EQ(row.at("device"), std::to_string(hand.device));
   EXPECT_EQ(test::ns_of(row.at("arrival_s")), hand.arrival);
   EXPECT_EQ(row.at("context_tokens"), std::to_string(hand.context_tokens));
   EXPECT_EQ(row.at("generated_tokens"), std::to_string(hand.generated_tokens));
   EXPECT_EQ(test::ns_of(row.at("server_arrival_s")), hand.server_arrival);
+  EXPECT_EQ(test::ns_of(row.at("budget_s")), hand.budget);
+}
+
+// One row of requests.csv against the hand's, every figure exactly.
+void expect_hand_row(const std::map<std::string, std::string>& row, std::size_t k,
+                     const HandRequest& hand) {
+  expect_hand_request(row, k, hand);
   EXPECT_EQ(test::ns_of(row.at("start_s")), hand.start);
   EXPECT_EQ(test::ns_of(row.at("finish_s")), hand.finish);
   EXPECT_EQ(test::ns_of(row.at("response_s")), hand.response);
   EXPECT_EQ(test::ns_of(row.at("wait_s")), hand.wait);
   EXPECT_EQ(test::ns_of(row.at("ttft_s")), hand.ttft);
   EXPECT_EQ(test::ns_of(row.at("makespan_s")), hand.makespan);
-  EXPECT_EQ(test::ns_of(row.at("budget_s")), hand.budget);
   EXPECT_EQ(row.at("deadline_met"), std::to_string(hand.met));
 }
 
@@ -147,13 +154,16 @@ void expect_hand_figures(const std::string& name, const std::vector<HandRequest>
 // A batching server's row (BATCHING.md §2, §7) as worked out by hand: the
 // columns above, then its own. A rejected request keeps id, device, arrival,
 // tokens, server arrival and budget; its other figures are empty.
-struct HandBatchingRequest {
-  HandRequest common;  // start .. makespan ignored when rejected
+struct BatchingColumns {
   bool rejected;
   int replica;
   std::int64_t first_token;  // at the server, ns
   std::int64_t tpot;         // ns; -1: empty (fewer than 2 tokens)
   int prefix_hit_tokens, preemptions;
+};
+struct HandBatchingRequest {
+  HandRequest common;  // start .. makespan ignored when rejected
+  BatchingColumns own;
 };
 
 void expect_batching_hand_figures(const std::string& name,
@@ -166,17 +176,10 @@ void expect_batching_hand_figures(const std::string& name,
   for (std::size_t k = 0; k < rows.size(); ++k) {
     SCOPED_TRACE("request " + std::to_string(k));
     const auto& row = rows[k];
-    const HandBatchingRequest& hand = requests[k];
+    const BatchingColumns& hand = requests[k].own;
     EXPECT_EQ(row.at("rejected"), hand.rejected ? "1" : "0");
     if (hand.rejected) {
-      const HandRequest& c = hand.common;
-      EXPECT_EQ(row.at("id"), std::to_string(k));
-      EXPECT_EQ(row.at("device"), std::to_string(c.device));
-      EXPECT_EQ(test::ns_of(row.at("arrival_s")), c.arrival);
-      EXPECT_EQ(row.at("context_tokens"), std::to_string(c.context_tokens));
-      EXPECT_EQ(row.at("generated_tokens"), std::to_string(c.generated_tokens));
-      EXPECT_EQ(test::ns_of(row.at("server_arrival_s")), c.server_arrival);
-      EXPECT_EQ(test::ns_of(row.at("budget_s")), c.budget);
+      expect_hand_request(row, k, requests[k].common);
       EXPECT_EQ(row.at("deadline_met"), "0");
       for (const char* empty :
            {"start_s", "finish_s", "response_s", "wait_s", "ttft_s", "makespan_s", "replica",
@@ -185,7 +188,7 @@ void expect_batching_hand_figures(const std::string& name,
       }
       continue;
     }
-    expect_hand_row(row, k, hand.common);
+    expect_hand_row(row, k, requests[k].common);
     EXPECT_EQ(row.at("replica"), std::to_string(hand.replica));
     EXPECT_EQ(test::ns_of(row.at("first_token_s")), hand.first_token);
     if (hand.tpot < 0) {
@@ -407,50 +410,25 @@ TEST(GoldenByHand, BatchingChunkedPreempt) {
           // steps 2-5; tpot (71 935 566 - 36 465 566) / 3 = 11 823 333.33.
           {{0, 0, 10, 4, 15'000'566, 15'000'566, 71'935'566, 86'935'792, 0, 51'465'566, 86'935'792,
             2'400'000'000, 1},
-           false,
-           0,
-           36'465'566,
-           11'823'333,
-           0,
-           0},
+           {false, 0, 36'465'566, 11'823'333, 0, 0}},
           // k1 (4, 6) at 5 ms: up 15e6 + 98 + 128, down 15e6 + 148 + 192. Admitted at
           // step 2, preempted at step 5 with 3 tokens, recomputed at step 6; tokens at
           // the ends of steps 2, 3, 4, 6, 7, 8: tpot 69 188 000 / 5.
           {{1, 5'000'000, 4, 6, 20'000'226, 25'728'566, 105'653'566, 120'653'906, 5'728'340,
             46'465'566, 115'653'906, 2'600'000'000, 1},
-           false,
-           0,
-           36'465'566,
-           13'837'600,
-           0,
-           1},
+           {false, 0, 36'465'566, 13'837'600, 0, 1}},
           // k2 (4, 1) at 5 ms, behind k1 (same server arrival, later k); down 15e6 + 25 +
           // 32. Admitted at step 7; its one token ends it.
           {{2, 5'000'000, 4, 1, 20'000'226, 82'663'566, 94'153'566, 109'153'623, 62'663'340,
             104'153'566, 104'153'623, 2'100'000'000, 1},
-           false,
-           0,
-           94'153'566,
-           -1,
-           0,
-           0},
+           {false, 0, 94'153'566, -1, 0, 0}},
           // k3 (4, 0) at 6 ms: admitted at step 8, finishes at its end with no token.
           {{3, 6'000'000, 4, 0, 21'000'226, 94'153'566, 105'653'566, 120'653'566, 73'153'340,
             114'653'566, 114'653'566, 2'000'000'000, 1},
-           false,
-           0,
-           105'653'566,
-           -1,
-           0,
-           0},
+           {false, 0, 105'653'566, -1, 0, 0}},
           // k4 (12, 8) at 50 ms: 12 + 8 > 16, rejected; up 15e6 + 295 + 384.
           {{4, 50'000'000, 12, 8, 65'000'679, 0, 0, 0, 0, 0, 0, 2'800'000'000, 0},
-           true,
-           0,
-           0,
-           -1,
-           0,
-           0},
+           {true, 0, 0, -1, 0, 0}},
       },
       {
           {"requests", 5},
@@ -517,44 +495,24 @@ TEST(GoldenByHand, BatchingPrefixTwoReplicas) {
           // 20 240 000 ns; its 4 blocks stay cached. Down 15e6 + 25 + 32.
           {{0, 0, 1024, 1, 15'057'974, 15'057'974, 35'297'974, 50'298'031, 0, 50'297'974,
             50'298'031, 2'100'000'000, 1},
-           false,
-           0,
-           35'297'974,
-           -1,
-           0,
-           0},
+           {false, 0, 35'297'974, -1, 0, 0}},
           // k1 [1, 2], o 3, at 200 ms: 4 blocks cached on replica 0, capped at 1023 div 256 =
           // 3: hit 768 > 0.5 × 1024, replica 0; prefill 256 (12 560 000), two decodes
           // (11 000 000). Down 15e6 + 74 + 96.
           {{1, 200'000'000, 1024, 3, 215'057'974, 215'057'974, 249'617'974, 264'618'144, 0,
             42'617'974, 64'618'144, 2'300'000'000, 1},
-           false,
-           0,
-           227'617'974,
-           11'000'000,
-           768,
-           0},
+           {false, 0, 227'617'974, 11'000'000, 768, 0}},
           // k2 [3, 4], o 1, at the same instant: no hit; loads 1 (k1 waiting) and 0:
           // replica 1; a 1024-token prefill.
           {{2, 200'000'000, 1024, 1, 215'057'974, 215'057'974, 235'297'974, 250'298'031, 0,
             50'297'974, 50'298'031, 2'100'000'000, 1},
-           false,
-           1,
-           235'297'974,
-           -1,
-           0,
-           0},
+           {false, 1, 235'297'974, -1, 0, 0}},
           // k3 [1, 5], o 2, at 225 ms: hit 512 on replica 0 is exactly half its prompt, not
           // more: least-requests (loads 1, 0), replica 1, with no hit there; it evicts
           // (4,1) and (4,0) at admission, (3,1) at its decode. Down 15e6 + 49 + 64.
           {{3, 225'000'000, 1024, 2, 240'057'974, 240'057'974, 271'297'974, 286'298'087, 0,
             50'297'974, 61'298'087, 2'200'000'000, 1},
-           false,
-           1,
-           260'297'974,
-           11'000'000,
-           0,
-           0},
+           {false, 1, 260'297'974, 11'000'000, 0, 0}},
       },
       {
           {"requests", 4},

@@ -46,11 +46,6 @@ std::string bursty_trace() {
   return csv;
 }
 
-bool gnuplot_installed() {
-  const ProgramRun r = run_program({"gnuplot", "--version"}, "");
-  return r.started && r.status == 0;
-}
-
 class ReportRender : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -123,7 +118,8 @@ TEST_F(ReportRender, ScriptsReadTheRunsFilesByRelativePath) {
 }
 
 TEST_F(ReportRender, GnuplotRendersEverySvg) {
-  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
+  if (!test::gnuplot_installed())
+    INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   const auto r = run("cmp");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
@@ -149,7 +145,8 @@ TEST_F(ReportRender, GnuplotRendersEverySvg) {
 // What README.md says: from the run folder, `gnuplot plots/*.gp` renders every
 // plot and `gnuplot plots/NAME.gp` one, each to its own SVG.
 TEST_F(ReportRender, EachScriptRendersItsOwnPlotFromTheRunFolder) {
-  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
+  if (!test::gnuplot_installed())
+    INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   ASSERT_EQ(run("cmp").status, 0);
   const fs::path folder = dir_ / "cmp";
   // Each plot's title and one of its series' names, as its script sets them.
@@ -203,16 +200,21 @@ TEST_F(ReportRender, PlotsNoneWritesNoPlots) {
   EXPECT_THAT(test::read_file(dir_ / "cmp" / "report.html"), HasSubstr("--plots none"));
 }
 
+// `count` requests of 1000 and 20 tokens, half a second apart, simulated in
+// `mode` over a minute with the default settings.
+ModeResult simulated(const std::string& mode, int count) {
+  const Settings settings;
+  RequestList tasks(settings.request_knobs());
+  for (int i = 0; i < count; ++i)
+    tasks.add(SimTime::from_seconds(i * 0.5), 1000, 20);
+  return simulate(settings, mode, tasks, SimTime::from_seconds(60), 0, false);
+}
+
 TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
   const fs::path dir = test::fresh_dir();
-  Settings settings;
-  RequestList tasks(settings.request_knobs());
-  for (int i = 0; i < 30; ++i)
-    tasks.add(SimTime::from_seconds(i * 0.5), 1000, 20);
-  const ModeResult recorded =
-      simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);
-  const ModeResult synthetic =
-      simulate(settings, "synthetic", tasks, SimTime::from_seconds(60), 0, false);
+  const Settings settings;
+  const ModeResult recorded = simulated("recorded", 30);
+  const ModeResult synthetic = simulated("synthetic", 30);
   const RunFolder folder = RunFolder::prepare((dir / "run").string(), "compare", false);
   std::ostringstream notices;
   write_run(folder, settings_to_json(settings), {&recorded, &synthetic}, false,
@@ -231,11 +233,8 @@ TEST(ReportWithoutGnuplot, WritesScriptsAndSaysOnceHowToRender) {
 
 TEST(ReportWithFailingGnuplot, LeavesNoStaleSvg) {
   const fs::path dir = test::fresh_dir();
-  Settings settings;
-  RequestList tasks(settings.request_knobs());
-  tasks.add(SimTime::zero(), 1000, 20);
-  const ModeResult recorded =
-      simulate(settings, "recorded", tasks, SimTime::from_seconds(60), 0, false);
+  const Settings settings;
+  const ModeResult recorded = simulated("recorded", 1);
   const RunFolder folder = RunFolder::prepare((dir / "run").string(), "recorded", false);
   folder.create();
   fs::create_directories(dir / "run" / "plots");
@@ -378,7 +377,7 @@ TEST_F(ReportRender, ChromiumDomHoldsEachModesFiguresInTheirColumns) {
 // (a point with a value of 0 is left out of a logarithmic axis), and names
 // both in its key.
 TEST_F(ReportRender, SvgCdfCurvesHoldEveryPointOfTheirFile) {
-  if (!gnuplot_installed()) {
+  if (!test::gnuplot_installed()) {
     INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   }
   ASSERT_EQ(run("cmp", {"--cores", "1"}).status, 0);

@@ -6,18 +6,20 @@
 #include <string>
 
 #include "core/input_error.hpp"
+#include "test_support.hpp"
 
 namespace infersim {
 namespace {
 
-// The message of the InputError `check` throws, or "" when it throws none.
+// The knobs checked as settings.json's, for a trace whose block ids stand for
+// `block_id_tokens` tokens each (0: no ids).
+void check(const BatchingKnobs& knobs, std::uint32_t block_id_tokens = 0) {
+  check_batching_knobs(knobs, block_id_tokens, "settings.json");
+}
+
+// The message of the InputError `check` must throw.
 std::string error_of(const BatchingKnobs& knobs, std::uint32_t block_id_tokens = 0) {
-  try {
-    check_batching_knobs(knobs, block_id_tokens, "settings.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_of([&] { check(knobs, block_id_tokens); });
 }
 
 TEST(BatchingKnobs, DefaultsAreThoseOfTheSpec) {
@@ -41,8 +43,8 @@ TEST(BatchingKnobs, DefaultsAreThoseOfTheSpec) {
   EXPECT_EQ(k.gpu_max_w, 700);
   EXPECT_FALSE(k.async_scheduling);
   EXPECT_FALSE(k.lockstep);
-  EXPECT_EQ(error_of(k), "");
-  EXPECT_EQ(error_of(k, 512), "");
+  EXPECT_NO_THROW(check(k));
+  EXPECT_NO_THROW(check(k, 512));
 }
 
 TEST(BatchingKnobs, ModelLengthDefaultsToTheCacheWhenSmaller) {
@@ -68,38 +70,70 @@ TEST(BatchingKnobs, RouterNamesGoBothWays) {
   EXPECT_EQ(kind, RouterKind::kPrefix);
 }
 
-TEST(BatchingKnobs, ModelLengthAboveTheCacheNamesTheThreeKeys) {
-  BatchingKnobs k;
-  k.kv_blocks = 10;
-  k.block_tokens = 16;
-  k.max_model_len = 161;  // 10 * 16 = 160
-  EXPECT_EQ(error_of(k),
-            "settings.json: batching.max_model_len, batching.kv_blocks, batching.block_tokens: "
-            "max_model_len 161 exceeds kv_blocks * block_tokens");
-  k.max_model_len = 160;
-  EXPECT_EQ(error_of(k), "");
+// Knobs past a limit they share, refused with the keys named; then the
+// change that brings them back to it, accepted (block ids of
+// `block_id_tokens` tokens checked against). `past` names max_model_len
+// always, the one knob without a default initializer.
+struct Limit {
+  const char* name;
+  BatchingKnobs past;
+  std::string message;
+  std::function<void(BatchingKnobs&)> meet;
+  std::uint32_t block_id_tokens = 0;
+};
+
+TEST(BatchingKnobs, KnobsPastTheirLimitsAreRefusedAndAtThemAccepted) {
+  using K = BatchingKnobs;
+  const Limit limits[] = {
+      // 10 * 16 = 160
+      {"a model length above the cache names the three keys",
+       {.block_tokens = 16, .kv_blocks = 10, .max_model_len = 161},
+       "settings.json: batching.max_model_len, batching.kv_blocks, batching.block_tokens: "
+       "max_model_len 161 exceeds kv_blocks * block_tokens",
+       [](K& k) { k.max_model_len = 160; }},
+      {"more sequences than batched tokens",
+       {.max_num_seqs = 8193, .max_model_len = std::nullopt},
+       "settings.json: batching.max_num_seqs, batching.max_num_batched_tokens: "
+       "max_num_seqs must not exceed max_num_batched_tokens",
+       [](K& k) { k.max_num_seqs = 8192; }},
+      {"a block size that does not divide the trace's",
+       {.block_tokens = 48, .kv_blocks = 20000, .max_model_len = std::nullopt},
+       "settings.json: batching.block_tokens: must divide the trace's block size of 512 "
+       "tokens (its block ids)",
+       [](K& k) { k.block_tokens = 64; },
+       512},
+      // Block numbers, and their places in a replica's identity map, are 32-bit.
+      {"more blocks than the block numbers count",
+       {.kv_blocks = kMaxKvBlocks + 1, .max_model_len = std::nullopt},
+       "settings.json: batching.kv_blocks: must be at most 67108864",
+       [](K& k) { k.kv_blocks = kMaxKvBlocks; }},
+      {"a maximum power below the idle power",
+       {.max_model_len = std::nullopt, .gpu_idle_w = 300, .gpu_max_w = 299.5},
+       "settings.json: batching.gpu_max_w, batching.gpu_idle_w: gpu_max_w must not be below "
+       "gpu_idle_w",
+       [](K& k) { k.gpu_max_w = 300; }},
+  };
+  for (const Limit& limit : limits) {
+    SCOPED_TRACE(limit.name);
+    BatchingKnobs k = limit.past;
+    EXPECT_EQ(error_of(k, limit.block_id_tokens), limit.message);
+    limit.meet(k);
+    EXPECT_NO_THROW(check(k, limit.block_id_tokens));
+  }
 }
 
-TEST(BatchingKnobs, MoreSequencesThanBatchedTokensIsRefused) {
-  BatchingKnobs k;
-  k.max_num_seqs = 8193;
-  EXPECT_EQ(error_of(k),
-            "settings.json: batching.max_num_seqs, batching.max_num_batched_tokens: "
-            "max_num_seqs must not exceed max_num_batched_tokens");
-  k.max_num_seqs = 8192;
-  EXPECT_EQ(error_of(k), "");
-}
-
-TEST(BatchingKnobs, BlockSizeMustDivideTheTracesBlockSize) {
+TEST(BatchingKnobs, AnyBlockSizeServesATraceWithoutIds) {
   BatchingKnobs k;
   k.block_tokens = 48;
   k.kv_blocks = 20000;
-  EXPECT_EQ(error_of(k, 512),
-            "settings.json: batching.block_tokens: must divide the trace's block size of 512 "
-            "tokens (its block ids)");
-  EXPECT_EQ(error_of(k, 0), "");  // no ids: any block size
-  k.block_tokens = 64;
-  EXPECT_EQ(error_of(k, 512), "");
+  EXPECT_NO_THROW(check(k, 0));
+}
+
+// Replicas are numbered as blocks are.
+TEST(BatchingKnobs, MoreReplicasThanTheBlockNumbersCountAreRefused) {
+  BatchingKnobs k;
+  k.replicas = kMaxKvBlocks + 1;
+  EXPECT_EQ(error_of(k), "settings.json: batching.replicas: must be at most 67108864");
 }
 
 TEST(BatchingKnobs, CountsBelowOneAreRefused) {
@@ -120,17 +154,6 @@ TEST(BatchingKnobs, CountsBelowOneAreRefused) {
   }
 }
 
-// Block numbers, and their places in a replica's identity map, are 32-bit.
-TEST(BatchingKnobs, CountsBeyondTheBlockNumbersAreRefused) {
-  BatchingKnobs k;
-  k.kv_blocks = kMaxKvBlocks + 1;
-  EXPECT_EQ(error_of(k), "settings.json: batching.kv_blocks: must be at most 67108864");
-  k.kv_blocks = kMaxKvBlocks;
-  EXPECT_EQ(error_of(k), "");
-  k.replicas = kMaxKvBlocks + 1;
-  EXPECT_EQ(error_of(k), "settings.json: batching.replicas: must be at most 67108864");
-}
-
 TEST(BatchingKnobs, NegativeCostsAndPowersAreRefused) {
   const std::pair<const char*, double BatchingKnobs::*> amounts[] = {
       {"step_base_s", &BatchingKnobs::step_base_s},
@@ -148,20 +171,9 @@ TEST(BatchingKnobs, NegativeCostsAndPowersAreRefused) {
               std::string("settings.json: batching.") + name + ": must be a finite number >= 0");
     k.*member = 0;
     if (std::string(name) != "gpu_max_w") {
-      EXPECT_EQ(error_of(k), "") << name;
+      EXPECT_NO_THROW(check(k)) << name;
     }
   }
-}
-
-TEST(BatchingKnobs, MaximumPowerBelowIdleIsRefused) {
-  BatchingKnobs k;
-  k.gpu_idle_w = 300;
-  k.gpu_max_w = 299.5;
-  EXPECT_EQ(error_of(k),
-            "settings.json: batching.gpu_max_w, batching.gpu_idle_w: gpu_max_w must not be "
-            "below gpu_idle_w");
-  k.gpu_max_w = 300;
-  EXPECT_EQ(error_of(k), "");
 }
 
 }  // namespace

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <pcg_random.hpp>
@@ -30,20 +33,38 @@ Duration d(std::int64_t ns) {
   return Duration::ns(ns);
 }
 
-BatchingKnobs small() {
+// What the tests vary in small(): replicas, the router, the limits on a
+// step and the cache, and the ways of scheduling.
+struct Setup {
+  std::int64_t replicas = 1;
+  RouterKind router = RouterKind::kRoundRobin;
+  std::int64_t max_num_seqs = 8;             // S
+  std::int64_t max_num_batched_tokens = 64;  // Tb
+  std::int64_t kv_blocks = 16;               // K
+  bool prefix_caching = false;
+  bool reserve_full_prompt = false;
+  bool async_scheduling = false;
+  bool lockstep = false;
+};
+
+// A server small enough to follow by hand, as `setup` says.
+BatchingKnobs small(const Setup& setup = {}) {
   BatchingKnobs k;
-  k.replicas = 1;
-  k.max_num_seqs = 8;
-  k.max_num_batched_tokens = 64;
+  k.replicas = setup.replicas;
+  k.router = setup.router;
+  k.max_num_seqs = setup.max_num_seqs;
+  k.max_num_batched_tokens = setup.max_num_batched_tokens;
   k.block_tokens = 4;
-  k.kv_blocks = 16;
-  k.prefix_caching = false;
-  k.reserve_full_prompt = false;
+  k.kv_blocks = setup.kv_blocks;
+  k.prefix_caching = setup.prefix_caching;
+  k.reserve_full_prompt = setup.reserve_full_prompt;
   k.step_base_s = 1e-3;
   k.step_prefill_token_s = 1e-6;
   k.step_prefill_pair_s = 0;
   k.step_decode_token_s = 1e-5;
   k.step_decode_context_s = 0;
+  k.async_scheduling = setup.async_scheduling;
+  k.lockstep = setup.lockstep;
   return k;
 }
 
@@ -74,15 +95,53 @@ std::optional<double> figure(const ServerUsage& usage, const std::string& key) {
   return std::nullopt;
 }
 
+// The replica each request ran on, by id.
+std::vector<std::uint32_t> units(const Served& run) {
+  std::vector<std::uint32_t> out;
+  for (const test::RequestReport& r : run.harness.reports)
+    out.push_back(r.unit);
+  return out;
+}
+
+// Checks the counts of `step` that `expected` names (as StepRecord names
+// its fields).
+void expect_counts(const StepRecord& step, const std::map<std::string, std::uint64_t>& expected) {
+  const std::map<std::string, std::uint64_t> counts{{"batch_requests", step.batch_requests},
+                                                    {"scheduled_tokens", step.scheduled_tokens},
+                                                    {"prefill_tokens", step.prefill_tokens},
+                                                    {"prefill_pairs", step.prefill_pairs},
+                                                    {"decode_requests", step.decode_requests},
+                                                    {"decode_context", step.decode_context},
+                                                    {"running", step.running},
+                                                    {"waiting", step.waiting},
+                                                    {"kv_blocks_used", step.kv_blocks_used},
+                                                    {"kv_blocks", step.kv_blocks},
+                                                    {"preemptions", step.preemptions},
+                                                    {"admitted_tokens", step.admitted_tokens},
+                                                    {"hit_tokens", step.hit_tokens}};
+  for (const auto& [name, value] : expected) {
+    ASSERT_TRUE(counts.count(name)) << "no count " << name;
+    EXPECT_EQ(counts.at(name), value) << name;
+  }
+}
+
+using Instants = std::vector<std::optional<SimTime>>;
+
+// One instant of every request, by id: its start, first token or finish.
+Instants each(const Served& run, std::optional<SimTime> test::RequestReport::*instant) {
+  Instants out;
+  for (const test::RequestReport& r : run.harness.reports)
+    out.push_back(r.*instant);
+  return out;
+}
+
 // Tb = 8; p = 20, o = 2. Steps: 8 prefill tokens (1,008,000 ns, ends
 // 1,008,000), 8 more (ends 2,016,000), the last 4 (1,004,000, ends 3,020,000:
 // computed = 20 = num_tokens, the first token, num_tokens 21), one decode
 // (cb = 20 = num_tokens - 1; 1,010,000, ends 4,030,000: the second token, the
 // finish). Blocks held after each scheduling: ceil(8/4) = 2, 4, 5, ceil(21/4) = 6.
 TEST(BatchingServer, ChunkedPrefillSpansSteps) {
-  BatchingKnobs k = small();
-  k.max_num_batched_tokens = 8;
-  const Served run(k, {fed(0, 20, 2)});
+  const Served run(small({.max_num_batched_tokens = 8}), {fed(0, 20, 2)});
   EXPECT_EQ(run[0].start, t(0));
   EXPECT_EQ(run[0].first_token, t(3'020'000));
   EXPECT_EQ(run[0].finish, t(4'030'000));
@@ -108,15 +167,11 @@ TEST(BatchingServer, ChunkedPrefillSpansSteps) {
 // 1,010,000, A finishes. Step 2: B's last 2 (prefill, cb = 4), then C (6):
 // P = 8, ends 2,018,000; both finish.
 TEST(BatchingServer, TheTokenBudgetStopsAdmission) {
-  BatchingKnobs k = small();
-  k.max_num_batched_tokens = 10;
-  const Served run(k, {fed(0, 6, 1), fed(0, 6, 1), fed(0, 6, 1)});
-  EXPECT_EQ(run[0].start, t(0));
-  EXPECT_EQ(run[0].finish, t(1'010'000));
-  EXPECT_EQ(run[1].start, t(0));
-  EXPECT_EQ(run[1].finish, t(2'018'000));
-  EXPECT_EQ(run[2].start, t(1'010'000));
-  EXPECT_EQ(run[2].finish, t(2'018'000));
+  const Served run(small({.max_num_batched_tokens = 10}),
+                   {fed(0, 6, 1), fed(0, 6, 1), fed(0, 6, 1)});
+  EXPECT_EQ(each(run, &test::RequestReport::start), (Instants{t(0), t(0), t(1'010'000)}));
+  EXPECT_EQ(each(run, &test::RequestReport::finish),
+            (Instants{t(1'010'000), t(2'018'000), t(2'018'000)}));
   ASSERT_EQ(run.steps().size(), 2u);
   EXPECT_EQ(run.steps()[0].scheduled_tokens, 10u);
   EXPECT_EQ(run.steps()[0].waiting, 1u);
@@ -128,17 +183,12 @@ TEST(BatchingServer, TheTokenBudgetStopsAdmission) {
 // 1,020,000, ends 2,028,000: A and B finish; C could not join (S). Step 3: C,
 // P = 4, ends 3,032,000; step 4: its decode, ends 4,042,000.
 TEST(BatchingServer, MaxNumSeqsStopsAdmission) {
-  BatchingKnobs k = small();
-  k.max_num_seqs = 2;
-  const Served run(k, {fed(0, 4, 2), fed(0, 4, 2), fed(0, 4, 2)});
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(run[i].start, t(0));
-    EXPECT_EQ(run[i].first_token, t(1'008'000));
-    EXPECT_EQ(run[i].finish, t(2'028'000));
-  }
-  EXPECT_EQ(run[2].start, t(2'028'000));
-  EXPECT_EQ(run[2].first_token, t(3'032'000));
-  EXPECT_EQ(run[2].finish, t(4'042'000));
+  const Served run(small({.max_num_seqs = 2}), {fed(0, 4, 2), fed(0, 4, 2), fed(0, 4, 2)});
+  EXPECT_EQ(each(run, &test::RequestReport::start), (Instants{t(0), t(0), t(2'028'000)}));
+  EXPECT_EQ(each(run, &test::RequestReport::first_token),
+            (Instants{t(1'008'000), t(1'008'000), t(3'032'000)}));
+  EXPECT_EQ(each(run, &test::RequestReport::finish),
+            (Instants{t(2'028'000), t(2'028'000), t(4'042'000)}));
 }
 
 // K = 4 (16 tokens); A and B: p = 4, o = 6 at 0. Step 1: one block each,
@@ -152,25 +202,19 @@ TEST(BatchingServer, MaxNumSeqsStopsAdmission) {
 // prompt, 5 generated) as a prefill (cb = 0): P = 9, 1,009,000, ends
 // 7,107,000 with its sixth token: it finishes.
 TEST(BatchingServer, KvExhaustionPreemptsTheLastRunningRequest) {
-  BatchingKnobs k = small();
-  k.kv_blocks = 4;
-  const Served run(k, {fed(0, 4, 6), fed(0, 4, 6)});
-  EXPECT_EQ(run[0].finish, t(6'098'000));
+  const Served run(small({.kv_blocks = 4}), {fed(0, 4, 6), fed(0, 4, 6)});
+  EXPECT_EQ(each(run, &test::RequestReport::finish), (Instants{t(6'098'000), t(7'107'000)}));
   EXPECT_EQ(run[0].preemptions, 0u);
+  EXPECT_EQ(run[1].preemptions, 1u);
   EXPECT_EQ(run[1].start, t(0));
   EXPECT_EQ(run[1].first_token, t(1'008'000));
-  EXPECT_EQ(run[1].finish, t(7'107'000));
-  EXPECT_EQ(run[1].preemptions, 1u);
   ASSERT_EQ(run.steps().size(), 7u);
-  const StepRecord& s6 = run.steps()[5];
-  EXPECT_EQ(s6.preemptions, 1u);
-  EXPECT_EQ(s6.batch_requests, 1u);
-  EXPECT_EQ(s6.running, 1u);
-  EXPECT_EQ(s6.waiting, 1u);
-  EXPECT_EQ(s6.kv_blocks_used, 3u);
-  const StepRecord& s7 = run.steps()[6];
-  EXPECT_EQ(s7.prefill_tokens, 9u);
-  EXPECT_EQ(s7.admitted_tokens, 9u);
+  expect_counts(run.steps()[5], {{"preemptions", 1},
+                                 {"batch_requests", 1},
+                                 {"running", 1},
+                                 {"waiting", 1},
+                                 {"kv_blocks_used", 3}});
+  expect_counts(run.steps()[6], {{"prefill_tokens", 9}, {"admitted_tokens", 9}});
   // Gaps: steps 2-5 one for A then one for B (1,020,000 each), A's last
   // (1,010,000), B's across its preemption (7,107,000 - 5,088,000).
   std::vector<Duration> gaps(8, d(1'020'000));
@@ -180,41 +224,41 @@ TEST(BatchingServer, KvExhaustionPreemptsTheLastRunningRequest) {
   EXPECT_EQ(figure(run.server.usage(t(7'107'000)), "preemptions"), 1.0);
 }
 
-// K = 4, Tb = 10; A: p = 6, o = 3; B: p = 12, o = 1, both at 0.
-// Without the whole-prompt check: step 1 admits A (2 blocks) and B's first 4
-// tokens (need 1 <= free 2); P = 10, ends 1,010,000. Step 2: A decodes (no new
-// block); B needs ceil(12/4) - 1 = 2 > free 1: B, the last running, is
-// preempted (it is r: step 1 stops). One decode, ends 2,020,000. Step 3: B's
-// 9 first tokens need 3 > free 2: it waits; A's decode, ends 3,030,000, A
-// finishes. Step 4: B, 10 tokens (need 3 <= 4), ends 4,040,000; step 5 its
-// last 2 (cb = 10), 1,002,000, ends 5,042,000.
-TEST(BatchingServer, AdmissionWithoutTheWholePromptCheck) {
-  BatchingKnobs k = small();
-  k.kv_blocks = 4;
-  k.max_num_batched_tokens = 10;
-  const Served run(k, {fed(0, 6, 3), fed(0, 12, 1)});
-  EXPECT_EQ(run[0].first_token, t(1'010'000));
-  EXPECT_EQ(run[0].finish, t(3'030'000));
-  EXPECT_EQ(run[1].start, t(0));
-  EXPECT_EQ(run[1].finish, t(5'042'000));
-  EXPECT_EQ(run[1].preemptions, 1u);
-}
-
-// The same with reserve_full_prompt: in step 1 B needs max(1, ceil(12/4)) = 3
-// > free 2 and waits. A alone: P = 6, ends 1,006,000; decodes end 2,016,000
-// and 3,026,000 (A finishes). B then: 10 tokens (ends 4,036,000), 2 more
-// (ends 5,038,000). No preemption.
-TEST(BatchingServer, AdmissionWithTheWholePromptCheck) {
-  BatchingKnobs k = small();
-  k.kv_blocks = 4;
-  k.max_num_batched_tokens = 10;
-  k.reserve_full_prompt = true;
-  const Served run(k, {fed(0, 6, 3), fed(0, 12, 1)});
-  EXPECT_EQ(run[0].first_token, t(1'006'000));
-  EXPECT_EQ(run[0].finish, t(3'026'000));
-  EXPECT_EQ(run[1].start, t(3'026'000));
-  EXPECT_EQ(run[1].finish, t(5'038'000));
-  EXPECT_EQ(run[1].preemptions, 0u);
+// K = 4, Tb = 10; A: p = 6, o = 3; B: p = 12, o = 1, both at 0; admitted
+// with and without reserving blocks for the whole prompt.
+TEST(BatchingServer, AdmissionWithAndWithoutTheWholePromptCheck) {
+  struct Admitted {
+    bool reserve_full_prompt;
+    std::int64_t a_first_token, a_finish, b_start, b_finish;
+    std::uint32_t b_preemptions;
+  };
+  const Admitted cases[] = {
+      // Without the whole-prompt check: step 1 admits A (2 blocks) and B's
+      // first 4 tokens (need 1 <= free 2); P = 10, ends 1,010,000. Step 2: A
+      // decodes (no new block); B needs ceil(12/4) - 1 = 2 > free 1: B, the
+      // last running, is preempted (it is r: step 1 stops). One decode, ends
+      // 2,020,000. Step 3: B's 9 first tokens need 3 > free 2: it waits; A's
+      // decode, ends 3,030,000, A finishes. Step 4: B, 10 tokens (need 3 <=
+      // 4), ends 4,040,000; step 5 its last 2 (cb = 10), 1,002,000, ends
+      // 5,042,000.
+      {false, 1'010'000, 3'030'000, 0, 5'042'000, 1},
+      // With it: in step 1 B needs max(1, ceil(12/4)) = 3 > free 2 and waits.
+      // A alone: P = 6, ends 1,006,000; decodes end 2,016,000 and 3,026,000
+      // (A finishes). B then: 10 tokens (ends 4,036,000), 2 more (ends
+      // 5,038,000). No preemption.
+      {true, 1'006'000, 3'026'000, 3'026'000, 5'038'000, 0},
+  };
+  for (const Admitted& c : cases) {
+    SCOPED_TRACE(c.reserve_full_prompt ? "whole prompt reserved" : "no whole-prompt check");
+    const Served run(small({.max_num_batched_tokens = 10,
+                            .kv_blocks = 4,
+                            .reserve_full_prompt = c.reserve_full_prompt}),
+                     {fed(0, 6, 3), fed(0, 12, 1)});
+    EXPECT_EQ(run[0].first_token, t(c.a_first_token));
+    EXPECT_EQ(run[1].start, t(c.b_start));
+    EXPECT_EQ(each(run, &test::RequestReport::finish), (Instants{t(c.a_finish), t(c.b_finish)}));
+    EXPECT_EQ(run[1].preemptions, c.b_preemptions);
+  }
 }
 
 // Prefix caching, Bh = B = 4 (one id a block), cq = 1e-7. A: p = 8, o = 1,
@@ -229,8 +273,7 @@ TEST(BatchingServer, AdmissionWithTheWholePromptCheck) {
 // 3,006,600. It releases block 2 (anonymous: to the front), then block 0 (to
 // the back): queue 2, 3, ..., 15, 1, 0.
 TEST(BatchingServer, AHitIsCappedBelowTheLastToken) {
-  BatchingKnobs k = small();
-  k.prefix_caching = true;
+  BatchingKnobs k = small({.prefix_caching = true});
   k.step_prefill_pair_s = 1e-7;
   const std::vector<std::uint32_t> ids{1, 2};
   const Served run(k, {fed(0, 8, 1, ids, 4), fed(2'000'000, 8, 1, ids, 4)});
@@ -267,9 +310,7 @@ TEST(BatchingServer, AHitIsCappedBelowTheLastToken) {
 // block 2, capped at 11 div 4 = 2: 8 tokens. n = 4, P = 4: finishes at
 // 8,004,000 (without the late registration: hit 4, P = 8, 8,008,000).
 TEST(BatchingServer, AnAnonymousBlockIsRegisteredOnceItsIdentityIsFree) {
-  BatchingKnobs k = small();
-  k.prefix_caching = true;
-  k.kv_blocks = 4;
+  BatchingKnobs k = small({.kv_blocks = 4, .prefix_caching = true});
   const std::vector<std::uint32_t> ab{1, 2};
   const std::vector<std::uint32_t> f{1, 2, 3};
   const Served run(k, {fed(0, 8, 1, ab, 4), fed(2'000'000, 8, 4, ab, 4), fed(3'500'000, 4, 1),
@@ -298,9 +339,7 @@ TEST(BatchingServer, AnAnonymousBlockIsRegisteredOnceItsIdentityIsFree) {
 // cb = 8 = num_tokens - 1 with out = 1: a decode entry, 1,010,900, ends
 // 3,037,800. Step 4: its decode, cb = 9: 1e-3 + 1e-5 + 1e-6, ends 4,048,800.
 TEST(BatchingServer, AResumedRequestWithAllButItsLastTokenCachedDecodes) {
-  BatchingKnobs k = small();
-  k.prefix_caching = true;
-  k.kv_blocks = 5;
+  BatchingKnobs k = small({.kv_blocks = 5, .prefix_caching = true});
   k.step_decode_context_s = 1e-7;
   const std::vector<std::uint32_t> ids{1, 2};
   const Served run(k, {fed(0, 8, 2), fed(0, 8, 3, ids, 4)});
@@ -312,11 +351,11 @@ TEST(BatchingServer, AResumedRequestWithAllButItsLastTokenCachedDecodes) {
   ASSERT_EQ(run.steps().size(), 4u);
   EXPECT_EQ(run.steps()[1].preemptions, 1u);
   const StepRecord& resumed = run.steps()[2];
-  EXPECT_EQ(resumed.prefill_tokens, 0u);
-  EXPECT_EQ(resumed.decode_requests, 1u);
-  EXPECT_EQ(resumed.scheduled_tokens, 1u);
-  EXPECT_EQ(resumed.hit_tokens, 8u);
-  EXPECT_EQ(resumed.admitted_tokens, 9u);
+  expect_counts(resumed, {{"prefill_tokens", 0},
+                          {"decode_requests", 1},
+                          {"scheduled_tokens", 1},
+                          {"hit_tokens", 8},
+                          {"admitted_tokens", 9}});
   EXPECT_EQ(resumed.end - resumed.start, d(1'010'900));
   EXPECT_EQ(run.harness.gaps, (std::vector<Duration>{d(1'010'900), d(2'021'800), d(1'011'000)}));
 }
@@ -328,8 +367,7 @@ TEST(BatchingServer, AResumedRequestWithAllButItsLastTokenCachedDecodes) {
 // 6): P = 7, Q = 56: 1,007,560, ends 2,018,110. Step 3: two decodes, A term
 // (14 + 1) + (3 + 1) = 19: 1e-3 + 2e-5 + 1.9e-6 s = 1,021,900, ends 3,040,010.
 TEST(BatchingServer, TheStepCostSumsItsTerms) {
-  BatchingKnobs k = small();
-  k.max_num_batched_tokens = 10;
+  BatchingKnobs k = small({.max_num_batched_tokens = 10});
   k.step_prefill_pair_s = 1e-8;
   k.step_decode_context_s = 1e-7;
   const Served run(k, {fed(0, 14, 2), fed(500'000, 3, 2)});
@@ -345,8 +383,7 @@ TEST(BatchingServer, TheStepCostSumsItsTerms) {
 // (at 100), takes no round-robin turn (the next goes to replica 1) and never
 // starts.
 TEST(BatchingServer, ALongRequestIsRejectedAndTakesNoTurn) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
+  BatchingKnobs k = small({.replicas = 2});
   k.max_model_len = 20;
   const Served run(k, {fed(0, 4, 1), fed(100, 15, 6), fed(200, 14, 6)});
   EXPECT_EQ(run[0].unit, 0u);
@@ -357,73 +394,76 @@ TEST(BatchingServer, ALongRequestIsRejectedAndTakesNoTurn) {
   EXPECT_EQ(figure(run.server.usage(t(10'000'000)), "rejected"), 1.0);
 }
 
-TEST(BatchingServer, RoundRobinTakesTurns) {
-  BatchingKnobs k = small();
-  k.replicas = 3;
-  const Served run(k, {fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1)});
-  EXPECT_EQ(run[0].unit, 0u);
-  EXPECT_EQ(run[1].unit, 1u);
-  EXPECT_EQ(run[2].unit, 2u);
-  EXPECT_EQ(run[3].unit, 0u);
-}
+// Requests routed among replicas of small(): the replica each ran on, and
+// the prompt tokens some (by id) found cached there.
+struct Routed {
+  const char* name;
+  Setup setup;
+  std::vector<FedRequest> requests;
+  std::vector<std::uint32_t> units;
+  std::vector<std::pair<std::size_t, std::uint64_t>> hits = {};
+};
 
-// Three requests at one instant: the first sees (0, 0) and takes replica 0,
-// the second (1, 0), the third (1, 1): replica 0.
-TEST(BatchingServer, LeastRequestsSeesTheEarlierArrivalsOfTheInstant) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.router = RouterKind::kLeastRequests;
-  const Served run(k, {fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1)});
-  EXPECT_EQ(run[0].unit, 0u);
-  EXPECT_EQ(run[1].unit, 1u);
-  EXPECT_EQ(run[2].unit, 0u);
-}
-
-// kv-aware, R = 2, prefix caching, Bh = B = 4. A: p = 8, ids [1, 2] at 0:
-// cost 2 on both, replica 0; it finishes at 1,008,000, its blocks cached there
-// (U = 0 again). At 2,000,000: C (p = 12, ids [1, 2, 3]): replica 0 hits 2
-// blocks (capped at 11 div 4): ceil((0 + 12 - 8)/4) + 0 = 1 against 3:
-// replica 0. D (p = 4): replica 0 now has W = 12: ceil(16/4) = 4 against 1:
-// replica 1. E (p = 4): 4 against ceil((4 + 4)/4) = 2: replica 1. At
-// 2,000,500, after C (3 blocks held) and D, E (1 each) were admitted: H
-// (p = 4): ceil(4/4) + 3 = 4 against 1 + 2 = 3: replica 1.
-TEST(BatchingServer, KvAwareWeighsWaitingTokensHitsAndUsedBlocks) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.router = RouterKind::kKvAware;
-  k.prefix_caching = true;
-  const std::vector<std::uint32_t> a{1, 2}, c{1, 2, 3};
-  const Served run(k, {fed(0, 8, 1, a, 4), fed(2'000'000, 12, 1, c, 4), fed(2'000'000, 4, 1),
-                       fed(2'000'000, 4, 1), fed(2'000'500, 4, 1)});
-  EXPECT_EQ(run[0].unit, 0u);
-  EXPECT_EQ(run[1].unit, 0u);
-  EXPECT_EQ(run[1].prefix_hit_tokens, 8u);
-  EXPECT_EQ(run[2].unit, 1u);
-  EXPECT_EQ(run[3].unit, 1u);
-  EXPECT_EQ(run[4].unit, 1u);
-}
-
-// prefix, R = 2, Bh = B = 4. At 0: A (ids [1, 2]) -> replica 0 (no hit
-// anywhere, least requests, tie); B (ids [5, 6]) -> replica 1 (1 against 0).
-// Both finish at 1,008,000, cached where they ran. At 2,000,000: C (p = 12,
-// ids [5, 6, 7]): hit 8 on replica 1, 8/12 > 0.5: replica 1. D (p = 12,
-// ids [5, 9, 10]): best hit 4 on replica 1, 4/12 <= 0.5: least requests,
-// replica 0 (0 against 1). E (p = 8, ids [5, 6]): hit capped at 7 div 4 = 1
-// block, 4/8 is not above 0.5: least requests, 1 against 1: replica 0.
-TEST(BatchingServer, PrefixFollowsTheLargestHitAboveHalfThePrompt) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.router = RouterKind::kPrefix;
-  k.prefix_caching = true;
-  const std::vector<std::uint32_t> a{1, 2}, b{5, 6}, c{5, 6, 7}, dd{5, 9, 10};
-  const Served run(k, {fed(0, 8, 1, a, 4), fed(0, 8, 1, b, 4), fed(2'000'000, 12, 1, c, 4),
-                       fed(2'000'000, 12, 1, dd, 4), fed(2'000'000, 8, 1, b, 4)});
-  EXPECT_EQ(run[0].unit, 0u);
-  EXPECT_EQ(run[1].unit, 1u);
-  EXPECT_EQ(run[2].unit, 1u);
-  EXPECT_EQ(run[2].prefix_hit_tokens, 8u);
-  EXPECT_EQ(run[3].unit, 0u);
-  EXPECT_EQ(run[4].unit, 0u);
+TEST(BatchingServer, RoutersChooseTheReplicaTheirRuleNames) {
+  using R = RouterKind;
+  const std::vector<std::uint32_t> a{1, 2}, b{5, 6}, c{1, 2, 3}, c5{5, 6, 7}, dd{5, 9, 10};
+  const Routed cases[] = {
+      {"round-robin takes turns",
+       {.replicas = 3},
+       {fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1)},
+       {0, 1, 2, 0}},
+      // Three requests at one instant: the first sees (0, 0) and takes
+      // replica 0, the second (1, 0), the third (1, 1): replica 0.
+      {"least-requests sees the earlier arrivals of the instant",
+       {.replicas = 2, .router = R::kLeastRequests},
+       {fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1)},
+       {0, 1, 0}},
+      // kv-aware, prefix caching, Bh = B = 4. A: p = 8, ids [1, 2] at 0: cost
+      // 2 on both, replica 0; it finishes at 1,008,000, its blocks cached
+      // there (U = 0 again). At 2,000,000: C (p = 12, ids [1, 2, 3]): replica
+      // 0 hits 2 blocks (capped at 11 div 4): ceil((0 + 12 - 8)/4) + 0 = 1
+      // against 3: replica 0. D (p = 4): replica 0 now has W = 12: ceil(16/4)
+      // = 4 against 1: replica 1. E (p = 4): 4 against ceil((4 + 4)/4) = 2:
+      // replica 1. At 2,000,500, after C (3 blocks held) and D, E (1 each)
+      // were admitted: H (p = 4): ceil(4/4) + 3 = 4 against 1 + 2 = 3:
+      // replica 1.
+      {"kv-aware weighs waiting tokens, hits and used blocks",
+       {.replicas = 2, .router = R::kKvAware, .prefix_caching = true},
+       {fed(0, 8, 1, a, 4), fed(2'000'000, 12, 1, c, 4), fed(2'000'000, 4, 1), fed(2'000'000, 4, 1),
+        fed(2'000'500, 4, 1)},
+       {0, 0, 1, 1, 1},
+       {{1, 8}}},
+      // prefix, Bh = B = 4. At 0: A (ids [1, 2]) -> replica 0 (no hit
+      // anywhere, least requests, tie); B (ids [5, 6]) -> replica 1 (1
+      // against 0). Both finish at 1,008,000, cached where they ran. At
+      // 2,000,000: C (p = 12, ids [5, 6, 7]): hit 8 on replica 1, 8/12 > 0.5:
+      // replica 1. D (p = 12, ids [5, 9, 10]): best hit 4 on replica 1, 4/12
+      // <= 0.5: least requests, replica 0 (0 against 1). E (p = 8, ids [5,
+      // 6]): hit capped at 7 div 4 = 1 block, 4/8 is not above 0.5: least
+      // requests, 1 against 1: replica 0.
+      {"prefix follows the largest hit above half the prompt",
+       {.replicas = 2, .router = R::kPrefix, .prefix_caching = true},
+       {fed(0, 8, 1, a, 4), fed(0, 8, 1, b, 4), fed(2'000'000, 12, 1, c5, 4),
+        fed(2'000'000, 12, 1, dd, 4), fed(2'000'000, 8, 1, b, 4)},
+       {0, 1, 1, 0, 0},
+       {{2, 8}}},
+      // Async, least-requests. A at 0 -> replica 0 (steps from 0). B at
+      // 500,000: (1, 0) -> replica 1, idle: joins waiting, steps. C at
+      // 600,000: (1, 1) -> replica 0, stepping: pending. D at 700,000: (2, 1)
+      // counting C -> replica 1 (with C uncounted it would tie and go to
+      // replica 0).
+      {"routers count pending requests as waiting",
+       {.replicas = 2, .router = R::kLeastRequests, .async_scheduling = true},
+       {fed(0, 4, 3), fed(500'000, 4, 3), fed(600'000, 4, 1), fed(700'000, 4, 1)},
+       {0, 1, 0, 1}},
+  };
+  for (const Routed& routed : cases) {
+    SCOPED_TRACE(routed.name);
+    const Served run(small(routed.setup), routed.requests);
+    EXPECT_EQ(units(run), routed.units);
+    for (const auto& [id, tokens] : routed.hits)
+      EXPECT_EQ(run[id].prefix_hit_tokens, tokens) << "request " << id;
+  }
 }
 
 // prefix, R = 2: X (ids [1, 2]) caches its prompt on replica 0. At 2,000,000,
@@ -432,10 +472,7 @@ TEST(BatchingServer, PrefixFollowsTheLargestHitAboveHalfThePrompt) {
 // least loaded, replica 1; the 35th sees 33 and 1 (difference 32, not above):
 // the hit, replica 0; the 36th sees 34 and 1: replica 1.
 TEST(BatchingServer, PrefixBalancesWhenTheLoadsDrift) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.router = RouterKind::kPrefix;
-  k.prefix_caching = true;
+  BatchingKnobs k = small({.replicas = 2, .router = RouterKind::kPrefix, .prefix_caching = true});
   const std::vector<std::uint32_t> x{1, 2}, y{1, 2, 3};
   std::vector<FedRequest> requests{fed(0, 8, 1, x, 4)};
   for (int i = 0; i < 36; ++i)
@@ -452,10 +489,8 @@ TEST(BatchingServer, PrefixBalancesWhenTheLoadsDrift) {
 // arrives. Step ends come first: A has finished, B sees (0, 0) and takes
 // replica 0, scheduled at once.
 TEST(BatchingServer, StepsEndBeforeArrivalsOfTheSameInstant) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.router = RouterKind::kLeastRequests;
-  const Served run(k, {fed(0, 4, 1), fed(1'004'000, 4, 1)});
+  const Served run(small({.replicas = 2, .router = RouterKind::kLeastRequests}),
+                   {fed(0, 4, 1), fed(1'004'000, 4, 1)});
   EXPECT_EQ(run[0].finish, t(1'004'000));
   EXPECT_EQ(run[1].unit, 0u);
   EXPECT_EQ(run[1].start, t(1'004'000));
@@ -467,9 +502,8 @@ TEST(BatchingServer, StepsEndBeforeArrivalsOfTheSameInstant) {
 // #2 at 1,032,000 (ends 2,036,000 too): replica 1's end was scheduled first,
 // yet replica 0's step completes first.
 TEST(BatchingServer, StepsEndingTogetherCompleteInReplicaOrder) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  const Served run(k, {fed(0, 32, 1), fed(0, 4, 1), fed(1'000, 4, 1), fed(1'000, 32, 1)});
+  const Served run(small({.replicas = 2}),
+                   {fed(0, 32, 1), fed(0, 4, 1), fed(1'000, 4, 1), fed(1'000, 32, 1)});
   EXPECT_EQ(run[2].finish, t(2'036'000));
   EXPECT_EQ(run[3].finish, t(2'036'000));
   EXPECT_EQ(run.harness.finish_order, (std::vector<std::uint64_t>{1, 0, 2, 3}));
@@ -482,8 +516,7 @@ TEST(BatchingServer, StepsEndingTogetherCompleteInReplicaOrder) {
 // and step 3 takes it with A's last decode (P = 4, D = 1: 1,014,000, ends
 // 3,028,000). Step 2's record counts B as waiting.
 TEST(BatchingServer, AsyncSchedulingHoldsAnArrivalForTwoStepEnds) {
-  BatchingKnobs k = small();
-  k.async_scheduling = true;
+  BatchingKnobs k = small({.async_scheduling = true});
   const Served run(k, {fed(0, 4, 3), fed(500'000, 4, 1)});
   EXPECT_EQ(run[1].start, t(2'014'000));
   EXPECT_EQ(run[1].finish, t(3'028'000));
@@ -499,26 +532,8 @@ TEST(BatchingServer, AsyncSchedulingHoldsAnArrivalForTwoStepEnds) {
 // A (p = 4, o = 1) finishes with step 1 at 1,004,000; B, pending since
 // 500,000, has count 1 then, but the replica holds nothing else: it joins.
 TEST(BatchingServer, AsyncPendingRequestsJoinAReplicaLeftEmpty) {
-  BatchingKnobs k = small();
-  k.async_scheduling = true;
-  const Served run(k, {fed(0, 4, 1), fed(500'000, 4, 1)});
+  const Served run(small({.async_scheduling = true}), {fed(0, 4, 1), fed(500'000, 4, 1)});
   EXPECT_EQ(run[1].start, t(1'004'000));
-}
-
-// Async, least-requests, R = 2. A at 0 -> replica 0 (steps from 0). B at
-// 500,000: (1, 0) -> replica 1, idle: joins waiting, steps. C at 600,000:
-// (1, 1) -> replica 0, stepping: pending. D at 700,000: (2, 1) counting C ->
-// replica 1 (with C uncounted it would tie and go to replica 0).
-TEST(BatchingServer, RoutersCountPendingRequestsAsWaiting) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.router = RouterKind::kLeastRequests;
-  k.async_scheduling = true;
-  const Served run(k, {fed(0, 4, 3), fed(500'000, 4, 3), fed(600'000, 4, 1), fed(700'000, 4, 1)});
-  EXPECT_EQ(run[0].unit, 0u);
-  EXPECT_EQ(run[1].unit, 1u);
-  EXPECT_EQ(run[2].unit, 0u);
-  EXPECT_EQ(run[3].unit, 1u);
 }
 
 // Lockstep, round-robin, R = 2. At 0: A (p = 4) on replica 0 would take
@@ -526,10 +541,8 @@ TEST(BatchingServer, RoutersCountPendingRequestsAsWaiting) {
 // (busy that long each). C (p = 4) reaches replica 0 at 500,000: it waits
 // for 1,020,000 although its replica's own step would have ended at 1,004,000.
 TEST(BatchingServer, LockstepReplicasStepUntilTheLatestEnd) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.lockstep = true;
-  const Served run(k, {fed(0, 4, 1), fed(0, 20, 1), fed(500'000, 4, 1)});
+  const Served run(small({.replicas = 2, .lockstep = true}),
+                   {fed(0, 4, 1), fed(0, 20, 1), fed(500'000, 4, 1)});
   EXPECT_EQ(run[0].finish, t(1'020'000));
   EXPECT_EQ(run[1].finish, t(1'020'000));
   EXPECT_EQ(run[2].start, t(1'020'000));
@@ -549,11 +562,8 @@ TEST(BatchingServer, LockstepReplicasStepUntilTheLatestEnd) {
 // Replica 0 alone steps A's decode to 2,030,000; C's count reaches 0 there
 // and it starts.
 TEST(BatchingServer, LockstepWithAsyncCountsEveryStepEnd) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  k.lockstep = true;
-  k.async_scheduling = true;
-  const Served run(k, {fed(0, 4, 2), fed(0, 20, 1), fed(500'000, 4, 1)});
+  const Served run(small({.replicas = 2, .async_scheduling = true, .lockstep = true}),
+                   {fed(0, 4, 2), fed(0, 20, 1), fed(500'000, 4, 1)});
   EXPECT_EQ(run[0].finish, t(2'030'000));
   EXPECT_EQ(run[2].unit, 0u);
   EXPECT_EQ(run[2].start, t(2'030'000));
@@ -563,9 +573,7 @@ TEST(BatchingServer, LockstepWithAsyncCountsEveryStepEnd) {
 // replica 1 1,008,000 ns. Over 10 s with idle 100 W and 700 W stepping:
 // (100*10 + 600*0.001004)/3600 + (100*10 + 600*0.001008)/3600 Wh.
 TEST(BatchingServer, UsageSumsTheReplicas) {
-  BatchingKnobs k = small();
-  k.replicas = 2;
-  const Served run(k, {fed(0, 4, 1), fed(0, 8, 1)});
+  const Served run(small({.replicas = 2}), {fed(0, 4, 1), fed(0, 8, 1)});
   const ServerUsage usage = run.server.usage(t(10'000'000'000));
   EXPECT_EQ(usage.unit, "replica");
   EXPECT_EQ(usage.units, 2u);
@@ -608,11 +616,8 @@ TEST(BatchingServer, FiguresWithNothingToAverageAreNull) {
 // EdgeServer(1) with exec = llround((c mc + g mg)/M 1e9), the first token
 // llround((c mc + mg)/M 1e9) after the start.
 TEST(BatchingServer, OneSequenceAtATimeIsTheEdgeServersOneCore) {
-  BatchingKnobs k = small();
-  k.max_num_seqs = 1;
-  k.max_num_batched_tokens = 1000;
+  BatchingKnobs k = small({.max_num_seqs = 1, .max_num_batched_tokens = 1000, .kv_blocks = 100});
   k.block_tokens = 16;
-  k.kv_blocks = 100;
   k.step_base_s = 2000.0 / 50000;
   k.step_prefill_token_s = 12.0 / 50000;
   k.step_decode_token_s = 0;

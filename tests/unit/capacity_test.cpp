@@ -68,15 +68,22 @@ TEST(CapacityTarget, BadTargetsSayWhatIsWrong) {
   EXPECT_THAT(error_of(""), HasSubstr("empty clause"));
 }
 
-CapacitySearch whole_search(double min, double max) {
+// A search of `knob` (the settings' `key`), whole numbers or not, over
+// [min, max] for `target`.
+CapacitySearch search_of(const std::string& knob, const std::string& key, bool whole, double min,
+                         double max, const std::string& target) {
   CapacitySearch search;
-  search.knob = "cores";
-  search.key = "server.cores";
-  search.whole = true;
+  search.knob = knob;
+  search.key = key;
+  search.whole = whole;
   search.min = min;
   search.max = max;
-  search.target = target_of("success_rate>=0.99");
+  search.target = target_of(target);
   return search;
+}
+
+CapacitySearch whole_search(double min, double max) {
+  return search_of("cores", "server.cores", true, min, max, "success_rate>=0.99");
 }
 
 TEST(CapacityBisection, WholeKnobFindsTheFirstValueThatMeets) {
@@ -134,13 +141,9 @@ TEST(CapacityBisection, EachRunIsToldAsItEnds) {
 }
 
 TEST(CapacityBisection, RealKnobStopsWithinTheTolerance) {
-  CapacitySearch search;
-  search.knob = "mips-per-core";
-  search.key = "server.mips_per_core";
-  search.min = 1000;
-  search.max = 200000;
+  CapacitySearch search =
+      search_of("mips-per-core", "server.mips_per_core", false, 1000, 200000, "avg_wait_s<=1");
   search.tolerance = 1e-3;
-  search.target = target_of("avg_wait_s<=1");
   const double threshold = 61234.5;
   const CapacityResult r =
       bisect_capacity(search, [&](double mips) { return fake(1, mips >= threshold ? 0.5 : 2); });
@@ -153,12 +156,8 @@ TEST(CapacityBisection, RealKnobStopsWithinTheTolerance) {
 }
 
 TEST(CapacityBisection, RealKnobNearZeroStopsAtTheRangeFloor) {
-  CapacitySearch search;
-  search.knob = "decode-budget";
-  search.key = "deadline.decode_budget_s";
-  search.min = 0;
-  search.max = 1;
-  search.target = target_of("success_rate>=0.99");
+  const CapacitySearch search =
+      search_of("decode-budget", "deadline.decode_budget_s", false, 0, 1, "success_rate>=0.99");
   const CapacityResult r =
       bisect_capacity(search, [](double budget) { return fake(budget > 0 ? 1 : 0); });
   ASSERT_EQ(r.outcome, CapacityResult::kFound);

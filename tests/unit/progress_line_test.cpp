@@ -6,117 +6,110 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <optional>
 #include <sstream>
 
 namespace infersim {
 namespace {
 using ::testing::HasSubstr;
 
-// A clock the test moves.
-struct FakeClock {
-  double now = 100;  // any origin
-  ProgressLine::Clock clock() {
-    return [this] { return now; };
+// A progress line writing to a string, on a clock the test moves.
+class ProgressLineOutput : public ::testing::Test {
+ protected:
+  struct Step {
+    double seconds;    // the clock moves on this much
+    std::size_t done;  // then this many are said to be done
+  };
+  // A line over `total` `unit`s (at most that many when `bound`), from now.
+  void start(bool terminal, const char* what, const char* unit, std::size_t total,
+             bool bound = false) {
+    line_.emplace(out_, terminal, what, unit, total, bound, [this] { return now_; });
   }
+  void play(std::initializer_list<Step> steps) {
+    for (const Step& step : steps) {
+      now_ += step.seconds;
+      line_->update(step.done);
+    }
+  }
+  // What the line wrote, and no more after this.
+  std::string taken() {
+    std::string text = out_.str();
+    out_.str("");
+    return text;
+  }
+  double now_ = 100;  // any origin
+  std::ostringstream out_;
+  std::optional<ProgressLine> line_;
 };
 
-TEST(ProgressLine, SaysNothingWhenItEndsWithinASecond) {
+TEST_F(ProgressLineOutput, SaysNothingWhenItEndsWithinASecond) {
   for (const bool terminal : {false, true}) {
-    FakeClock time;
-    std::ostringstream out;
-    ProgressLine line(out, terminal, "sweep", "points", 10, false, time.clock());
-    for (std::size_t done = 1; done <= 10; ++done) {
-      time.now += 0.09;
-      line.update(done);
-    }
-    line.finish();  // 0.9 s in all
-    EXPECT_EQ(out.str(), "") << terminal;
+    SCOPED_TRACE(terminal ? "on a terminal" : "off a terminal");
+    start(terminal, "sweep", "points", 10);
+    for (std::size_t done = 1; done <= 10; ++done)
+      play({{0.09, done}});
+    line_->finish();  // 0.9 s in all
+    EXPECT_EQ(taken(), "");
   }
 }
 
-TEST(ProgressLine, OffATerminalWritesALineEveryFewSeconds) {
-  FakeClock time;
-  std::ostringstream out;
-  ProgressLine line(out, false, "sweep", "points", 128, false, time.clock());
+TEST_F(ProgressLineOutput, OffATerminalWritesALineEveryFewSeconds) {
+  start(false, "sweep", "points", 128);
   // A point every half second: 2 points/s.
-  for (std::size_t done = 1; done <= 20; ++done) {
-    time.now += 0.5;
-    line.update(done);
-  }
+  for (std::size_t done = 1; done <= 20; ++done)
+    play({{0.5, done}});
   // Lines at 1 s (2 done: 126 left at 2/s = 63 s), then 6 s (12 done: 116 left = 58 s);
   // 10 s is only 4 s after the last.
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(taken(),
             "sweep: 2/128 points, 2 points/s, 1 min 03 s left\n"
             "sweep: 12/128 points, 2 points/s, 58 s left\n");
-  time.now += 2;  // 12 s
-  line.finish();
-  EXPECT_THAT(out.str(),
-              testing::EndsWith("sweep: 20/128 points, 1.67 points/s, 1 min 05 s left\n"));
+  now_ += 2;  // 12 s
+  line_->finish();
+  EXPECT_EQ(taken(), "sweep: 20/128 points, 1.67 points/s, 1 min 05 s left\n");
 }
 
-TEST(ProgressLine, OnATerminalRewritesOneLine) {
-  FakeClock time;
-  std::ostringstream out;
-  ProgressLine line(out, true, "sweep", "points", 4, false, time.clock());
-  time.now += 0.5;
-  line.update(1);  // quiet: under a second
-  time.now += 1;
-  line.update(2);  // 1.5 s: 2 left at 4/3 points/s = 1.5 s
-  time.now += 0.05;
-  line.update(3);  // within the redraw interval: not drawn
-  time.now += 0.45;
-  line.update(4);  // 2 s
-  line.finish();
-  EXPECT_EQ(out.str(),
+TEST_F(ProgressLineOutput, OnATerminalRewritesOneLine) {
+  start(true, "sweep", "points", 4);
+  // Quiet under a second; at 1.5 s 2 left at 4/3 points/s = 1.5 s; the
+  // third within the redraw interval, not drawn; the fourth at 2 s.
+  play({{0.5, 1}, {1, 2}, {0.05, 3}, {0.45, 4}});
+  line_->finish();
+  EXPECT_EQ(taken(),
             "\rsweep: 2/4 points, 1.33 points/s, 2 s left"
             "\rsweep: 4/4 points in 2 s, 2 points/s      "
             "\rsweep: 4/4 points in 2 s, 2 points/s\n");
 }
 
-TEST(ProgressLine, ABoundIsSaidAsOne) {
-  FakeClock time;
-  std::ostringstream out;
-  ProgressLine line(out, false, "capacity", "runs", 24, true, time.clock());
-  time.now += 1.5;
-  line.update(3);  // 2 runs/s; at most 21 left: at most 10.5 s, said 11 s (rounded)
-  time.now += 2.5;
-  line.update(8);
-  line.finish();  // the search stopped after 8 runs
-  EXPECT_EQ(out.str(),
+TEST_F(ProgressLineOutput, ABoundIsSaidAsOne) {
+  start(false, "capacity", "runs", 24, true);
+  // At 1.5 s 2 runs/s; at most 21 left: at most 10.5 s, said 11 s (rounded).
+  play({{1.5, 3}, {2.5, 8}});
+  line_->finish();  // the search stopped after 8 runs
+  EXPECT_EQ(taken(),
             "capacity: 3 runs of at most 24, 2 runs/s, at most 11 s left\n"
             "capacity: 8 runs in 4 s, 2 runs/s\n");
 }
 
-TEST(ProgressLine, OneRunIsOne) {
-  FakeClock time;
-  std::ostringstream out;
-  ProgressLine line(out, false, "capacity", "runs", 24, true, time.clock());
-  time.now += 4;
-  line.update(1);
-  EXPECT_EQ(out.str(), "capacity: 1 run of at most 24, 0.25 runs/s, at most 1 min 32 s left\n");
+TEST_F(ProgressLineOutput, OneRunIsOne) {
+  start(false, "capacity", "runs", 24, true);
+  play({{4, 1}});
+  EXPECT_EQ(taken(), "capacity: 1 run of at most 24, 0.25 runs/s, at most 1 min 32 s left\n");
 }
 
-TEST(ProgressLine, UpdatesComingOutOfOrderNeverGoBack) {
-  FakeClock time;
-  std::ostringstream out;
-  ProgressLine line(out, false, "sweep", "points", 10, false, time.clock());
-  time.now += 2;
-  line.update(5);
-  time.now += 6;
-  line.update(4);  // a slower thread's older count
-  EXPECT_THAT(out.str(), HasSubstr("sweep: 5/10 points, 2.5 points/s"));
-  EXPECT_THAT(out.str(), HasSubstr("sweep: 5/10 points, 0.625 points/s, 8 s left"));
+TEST_F(ProgressLineOutput, UpdatesComingOutOfOrderNeverGoBack) {
+  start(false, "sweep", "points", 10);
+  play({{2, 5}, {6, 4}});  // 4: a slower thread's older count
+  const std::string text = taken();
+  EXPECT_THAT(text, HasSubstr("sweep: 5/10 points, 2.5 points/s"));
+  EXPECT_THAT(text, HasSubstr("sweep: 5/10 points, 0.625 points/s, 8 s left"));
 }
 
-TEST(ProgressLine, AnErrorEndsTheTerminalLine) {
-  FakeClock time;
-  std::ostringstream out;
-  {
-    ProgressLine line(out, true, "sweep", "points", 10, false, time.clock());
-    time.now += 2;
-    line.update(1);
-  }
-  EXPECT_THAT(out.str(), testing::EndsWith(" left\n"));
+TEST_F(ProgressLineOutput, AnErrorEndsTheTerminalLine) {
+  start(true, "sweep", "points", 10);
+  play({{2, 1}});
+  line_.reset();  // gone without finish(), as when an error unwinds
+  EXPECT_THAT(taken(), testing::EndsWith(" left\n"));
 }
 
 TEST(ProgressLine, DurationsReadAsAPersonWritesThem) {

@@ -167,13 +167,10 @@ TEST(OutputFile, AFullDiskIsReportedAndNothingHalfWrittenIsLeft) {
   const fs::path dir = test::fresh_dir();
   const fs::path final_path = dir / "requests.csv";
   fs::create_symlink("/dev/full", temp_name_of(final_path));
-  try {
-    write_file_atomically(final_path, std::string(100, 'x'));
-    ADD_FAILURE() << "the write to a full disk succeeded";
-  } catch (const OutputError& e) {
-    EXPECT_THAT(e.what(), StartsWith(final_path.string() + ": cannot write: "));
-    EXPECT_THAT(e.what(), HasSubstr(std::strerror(ENOSPC)));
-  }
+  const std::string message = test::error_of<OutputError>(
+      [&] { write_file_atomically(final_path, std::string(100, 'x')); });
+  EXPECT_THAT(message, StartsWith(final_path.string() + ": cannot write: "));
+  EXPECT_THAT(message, HasSubstr(std::strerror(ENOSPC)));
   EXPECT_FALSE(fs::exists(final_path));
   EXPECT_TRUE(listing(dir).empty());
 }
@@ -182,17 +179,15 @@ TEST(OutputFile, AFullDiskMidwayThroughALargeFileIsReported) {
   const fs::path dir = test::fresh_dir();
   const fs::path final_path = dir / "requests.csv";
   fs::create_symlink("/dev/full", temp_name_of(final_path));
-  try {
-    OutputFile file(final_path);
-    for (int i = 0; i < 40000; ++i) {
-      file.buffer().append("1,0,0.000000000,374,44,0.000000000,0.000000000\n");
-      file.maybe_flush();  // past 1 MiB: written out, and the write fails here
-    }
-    file.commit();
-    ADD_FAILURE() << "the write to a full disk succeeded";
-  } catch (const OutputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr(std::strerror(ENOSPC)));
-  }
+  EXPECT_THAT(test::error_of<OutputError>([&] {
+                OutputFile file(final_path);
+                for (int i = 0; i < 40000; ++i) {
+                  file.buffer().append("1,0,0.000000000,374,44,0.000000000,0.000000000\n");
+                  file.maybe_flush();  // past 1 MiB: written out, and the write fails here
+                }
+                file.commit();
+              }),
+              HasSubstr(std::strerror(ENOSPC)));
   EXPECT_FALSE(fs::exists(final_path));
   EXPECT_TRUE(listing(dir).empty());
 }
@@ -207,13 +202,10 @@ TEST(OutputFile, ATinyFileSystemFillsUpCleanly) {
     INFERSIM_SKIP_OR_FAIL("cannot mount a tmpfs here: " << std::strerror(errno));
   }
   test::write_file(mount_point / "earlier.csv", "kept\n");
-  try {
-    write_file_atomically(mount_point / "requests.csv", std::string(1 << 20, 'x'));
-    ADD_FAILURE() << "1 MiB fitted in 64 KiB";
-  } catch (const OutputError& e) {
-    EXPECT_THAT(e.what(), StartsWith((mount_point / "requests.csv").string() + ": cannot write"));
-    EXPECT_THAT(e.what(), HasSubstr(std::strerror(ENOSPC)));
-  }
+  const std::string message = test::error_of<OutputError>(
+      [&] { write_file_atomically(mount_point / "requests.csv", std::string(1 << 20, 'x')); });
+  EXPECT_THAT(message, StartsWith((mount_point / "requests.csv").string() + ": cannot write"));
+  EXPECT_THAT(message, HasSubstr(std::strerror(ENOSPC)));
   const std::vector<std::string> left = listing(mount_point);
   const std::string kept = test::read_file(mount_point / "earlier.csv");
   ::umount(mount_point.c_str());

@@ -66,10 +66,6 @@ std::vector<std::string> matching(const std::string& text, const std::string& pa
   return out;
 }
 
-bool gnuplot_installed() {
-  return run_program({"gnuplot", "--version"}, "").status == 0;
-}
-
 // The (x, y) rows of a datablock gnuplot prints, e.g. " 4 \t 1".
 std::vector<std::pair<double, double>> printed_rows(const std::string& output) {
   std::vector<std::pair<double, double>> rows;
@@ -174,7 +170,8 @@ TEST(SweepPlots, ReplicatedSyntheticLinesCarryTheirInterval) {
 }
 
 TEST(SweepPlots, GnuplotReadsEachLinesRowsAndRendersEveryFigure) {
-  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
+  if (!test::gnuplot_installed())
+    INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   const fs::path dir = test::fresh_dir();
   test::write_file(dir / "sweep.csv", kSweepCsv);
   const std::vector<PlotScript> scripts =
@@ -242,7 +239,8 @@ TEST(CapacityPlots, MarkEachModesAnswerAndTheTargetsBound) {
 }
 
 TEST(CapacityPlots, RenderWithGnuplot) {
-  if (!gnuplot_installed()) INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
+  if (!test::gnuplot_installed())
+    INFERSIM_SKIP_OR_FAIL("gnuplot is not installed (Debian: gnuplot-nox)");
   const fs::path dir = test::fresh_dir();
   test::write_file(dir / "capacity.csv", kCapacityCsv);
   const std::vector<PlotScript> scripts =

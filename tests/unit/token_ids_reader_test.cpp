@@ -54,13 +54,9 @@ class TokenIdsReader : public ::testing::Test {
     source.path = path;
     return read_trace(source);
   }
+  // The message of the InputError reading `path` must throw.
   static std::string error_of(const std::string& path) {
-    try {
-      read(path);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "no error";
+    return test::error_of([&] { read(path); });
   }
   static std::vector<std::uint32_t> ids(const Trace& trace, std::size_t i) {
     const auto span = trace.hash_ids_of(i);

@@ -19,13 +19,9 @@ class TraceReader : public ::testing::Test {
   std::string file(const std::string& name, const std::string& bytes) {
     return test::write_file(dir_ / name, bytes).string();
   }
+  // The message of the InputError reading `source` must throw.
   static std::string error_of(const TraceSource& source) {
-    try {
-      read_trace(source);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "no error";
+    return test::error_of([&] { read_trace(source); });
   }
   std::filesystem::path dir_;
 };
@@ -34,6 +30,13 @@ TraceSource at(const std::string& path) {
   TraceSource s;
   s.path = path;
   return s;
+}
+
+// How a trace was read: its format, its timestamps' unit and its number of
+// records ("azure-csv in datetime, 2 records").
+std::string read_as(const Trace& trace) {
+  return trace.format + " in " + trace.timestamp_unit + ", " +
+         std::to_string(trace.records.size()) + " records";
 }
 
 TEST_F(TraceReader, MooncakeTimestampsAreMillisecondsExactly) {
@@ -45,9 +48,7 @@ TEST_F(TraceReader, MooncakeTimestampsAreMillisecondsExactly) {
            "\"hash_ids\": [0, 2, 3]}\n"
            "{\"timestamp\": 1000.0000015, \"input_length\": 12, \"output_length\": 4}\n");
   const Trace trace = read_trace(at(path));
-  EXPECT_EQ(trace.format, "mooncake-jsonl");
-  EXPECT_EQ(trace.timestamp_unit, "ms");
-  ASSERT_EQ(trace.records.size(), 3u);
+  ASSERT_EQ(read_as(trace), "mooncake-jsonl in ms, 3 records");
   EXPECT_EQ(trace.origin_ns, 1'000'000'000);  // integer: 1000 * 1e6
   // reals: llround(t * 1e6); 1000.0000015 ms is 1000000001.5 ns -> ...002 after rounding half away
   EXPECT_EQ(trace.records[1].offset_ns, 2);
@@ -81,9 +82,7 @@ TEST_F(TraceReader, BurstGptReadsSecondsAndFiltersRows) {
                          "118.5,GPT-4,417,276,693,Conversation log\n");
   TraceSource source = at(path);
   const Trace all = read_trace(source);
-  EXPECT_EQ(all.format, "burstgpt-csv");
-  EXPECT_EQ(all.timestamp_unit, "s");
-  ASSERT_EQ(all.records.size(), 3u);
+  ASSERT_EQ(read_as(all), "burstgpt-csv in s, 3 records");
   EXPECT_EQ(all.records[2].offset_ns, 113'500'000'000);
   source.filters = {{"Model", "GPT-4"}};
   const Trace gpt4 = read_trace(source);
@@ -220,9 +219,7 @@ TEST_F(TraceReader, QuotedAzureFilesAreRead) {
                          "\"2023-11-16 18:17:03.9799600\",\"4808\",\"10\",\"gpt, 4\"\r\n"
                          "\"2023-11-16 18:17:04.0000001\",\"3180\",\"8\",\"llama\"\r\n");
   const Trace trace = read_trace(at(path));
-  EXPECT_EQ(trace.format, "azure-csv");
-  EXPECT_EQ(trace.timestamp_unit, "datetime");
-  ASSERT_EQ(trace.records.size(), 2u);
+  ASSERT_EQ(read_as(trace), "azure-csv in datetime, 2 records");
   EXPECT_EQ(trace.origin_ns, 1'700'158'623'979'960'000);  // 2023-11-16 18:17:03.97996 UTC
   EXPECT_EQ(trace.records[1].offset_ns, 20'040'100);
   EXPECT_EQ(trace.records[0].context_tokens, 4808u);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 namespace infersim {
 namespace {
 
@@ -84,55 +87,68 @@ Trace window_trace() {
   return trace;
 }
 
-std::vector<std::int64_t> arrivals_s(const GeneratedRequests& out) {
+std::vector<std::int64_t> arrivals_ms(const GeneratedRequests& out) {
   std::vector<std::int64_t> s;
   for (const Request& t : out.tasks)
     s.push_back(t.arrival.count_ns() / 1'000'000);  // in ms
   return s;
 }
 
-TEST(ReplayWindow, KeepsTheInclusiveWindowAndCountsFromItsStart) {
+// Knobs of a replay: the window [start_s, end_s] of the trace, the longest
+// idle gap kept, the time scale and the clock's resolution (seconds).
+ArrivalKnobs replay_knobs(std::optional<double> start_s, std::optional<double> end_s,
+                          std::optional<double> max_idle_gap_s, double time_scale = 1,
+                          double resolution_s = 0) {
   ArrivalKnobs knobs;
-  knobs.start_offset = Duration::from_seconds(10);
-  knobs.end_offset = Duration::from_seconds(50);
-  const GeneratedRequests out =
-      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
-  EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 10'000, 11'000, 40'000}));
-  EXPECT_EQ(out.outside_window, 2u);
-  EXPECT_EQ(out.dropped, 0u);
+  if (start_s) knobs.start_offset = Duration::from_seconds(*start_s);
+  if (end_s) knobs.end_offset = Duration::from_seconds(*end_s);
+  if (max_idle_gap_s) knobs.max_idle_gap = Duration::from_seconds(*max_idle_gap_s);
+  knobs.time_scale = time_scale;
+  knobs.resolution = Duration::from_seconds(resolution_s);
+  return knobs;
 }
 
-TEST(ReplayWindow, IdleGapCapShiftsEveryLaterRequest) {
+// window_trace() replayed: the arrivals (ms) and how many records fell
+// outside the window; the run's length where a case fixes it.
+struct Replayed {
+  const char* name;
   ArrivalKnobs knobs;
-  knobs.max_idle_gap = Duration::from_seconds(5);
-  const GeneratedRequests out =
-      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
-  // gaps 10, 10, 1, 29, 1 become 5, 5, 1, 5, 1
-  EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 5'000, 10'000, 11'000, 16'000, 17'000}));
-}
+  std::vector<std::int64_t> arrivals_ms;
+  std::uint64_t outside_window;
+  std::optional<SimTime> run_length = std::nullopt;
+};
 
-TEST(ReplayWindow, WindowAndGapComeBeforeScaleAndResolution) {
-  ArrivalKnobs knobs;
-  knobs.start_offset = Duration::from_seconds(10);
-  knobs.max_idle_gap = Duration::from_seconds(4);
-  knobs.time_scale = 0.25;  // --speedup 4
-  knobs.resolution = Duration::from_seconds(1);
-  const GeneratedRequests out =
-      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
-  // window: 0, 10, 11, 40, 41; gap cap 4: 0, 4, 5, 9, 10; scaled: 0, 1, 1.25, 2.25, 2.5;
-  // rounded to the second: 0, 1, 1, 2, 3
-  EXPECT_EQ(arrivals_s(out), (std::vector<std::int64_t>{0, 1'000, 1'000, 2'000, 3'000}));
-  EXPECT_EQ(out.run_length, SimTime::from_seconds(60));
-}
-
-TEST(ReplayWindow, AnEmptyWindowReplaysNothing) {
-  ArrivalKnobs knobs;
-  knobs.start_offset = Duration::from_seconds(30);
-  knobs.end_offset = Duration::from_seconds(40);
-  const GeneratedRequests out =
-      TraceRequestGenerator(knobs, RequestKnobs{}).generate(window_trace());
-  EXPECT_TRUE(out.tasks.empty());
-  EXPECT_EQ(out.outside_window, 6u);
+TEST(ReplayWindow, WindowGapScaleAndResolutionShapeTheArrivals) {
+  const Replayed cases[] = {
+      {"keeps the inclusive window and counts from its start",
+       replay_knobs(10, 50, {}),
+       {0, 10'000, 11'000, 40'000},
+       2},
+      // gaps 10, 10, 1, 29, 1 become 5, 5, 1, 5, 1
+      {"an idle gap cap shifts every later request",
+       replay_knobs({}, {}, 5),
+       {0, 5'000, 10'000, 11'000, 16'000, 17'000},
+       0},
+      // window: 0, 10, 11, 40, 41; gap cap 4: 0, 4, 5, 9, 10; scaled (--speedup
+      // 4): 0, 1, 1.25, 2.25, 2.5; rounded to the second: 0, 1, 1, 2, 3
+      {"window and gap come before scale and resolution",
+       replay_knobs(10, {}, 4, 0.25, 1),
+       {0, 1'000, 1'000, 2'000, 3'000},
+       1,
+       SimTime::from_seconds(60)},
+      {"an empty window replays nothing", replay_knobs(30, 40, {}), {}, 6},
+  };
+  for (const Replayed& c : cases) {
+    SCOPED_TRACE(c.name);
+    const GeneratedRequests out =
+        TraceRequestGenerator(c.knobs, RequestKnobs{}).generate(window_trace());
+    EXPECT_EQ(arrivals_ms(out), c.arrivals_ms);
+    EXPECT_EQ(out.outside_window, c.outside_window);
+    EXPECT_EQ(out.dropped, 0u);
+    if (c.run_length) {
+      EXPECT_EQ(out.run_length, *c.run_length);
+    }
+  }
 }
 
 }  // namespace
