@@ -20,6 +20,7 @@
 #include "cli/command_line.hpp"
 #include "core/input_error.hpp"
 #include "report/plots.hpp"
+#include "scenario/scenario.hpp"
 
 // Skips the running test on a developer's machine, and fails it under CI,
 // where a skip would pass the check it stands for silently:
@@ -35,6 +36,13 @@
   } while (false)
 
 namespace infersim::test {
+
+// The recorded mode of `settings` on `trace` alone, on one thread, as
+// `infersim run --recorded` replays it.
+inline ModeResult run_recorded(Settings settings, const Trace& trace, bool keep_requests) {
+  settings.mode = "recorded";
+  return *run_scenario(settings, trace, keep_requests, 1).recorded;
+}
 
 inline std::filesystem::path source_dir() {
   return INFERSIM_SOURCE_DIR;

@@ -229,16 +229,6 @@ ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep
   return out;
 }
 
-ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests) {
-  GeneratedRequests generated = generate_recorded(settings, trace);
-  return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
-                  generated.dropped, keep_requests);
-}
-
-}  // namespace infersim
-
-namespace infersim {
-
 std::vector<const ModeResult*> ScenarioResult::modes() const {
   std::vector<const ModeResult*> out;
   if (recorded) out.push_back(&*recorded);

@@ -42,8 +42,6 @@ inline constexpr std::size_t kReportOnSpareCoreFrom = 20'000;
 
 // The recorded mode's tasks: one per trace record, nothing drawn.
 GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace);
-// generate_recorded, then simulate.
-ModeResult run_recorded(const Settings& settings, const Trace& trace, bool keep_requests);
 
 // The run length both modes share: --duration, else the last arrival the
 // recorded mode replays (after the window, the gap cap, the time scale and the

@@ -68,8 +68,8 @@ TEST(BatchingScenario, DegenerateCaseIsTheEdgeModelOnOneCoreToTheNanosecond) {
   b.step_prefill_pair_s = 0;
   b.step_decode_token_s = 0;
   b.step_decode_context_s = 0;
-  const ModeResult one_core = run_recorded(edge, trace, true);
-  const ModeResult replica = run_recorded(batching, trace, true);
+  const ModeResult one_core = test::run_recorded(edge, trace, true);
+  const ModeResult replica = test::run_recorded(batching, trace, true);
   ASSERT_EQ(one_core.log.size(), trace.records.size());
   ASSERT_EQ(replica.log.size(), trace.records.size());
   std::size_t waited = 0;
@@ -128,7 +128,7 @@ TEST(BatchingScenario, MooncakePrefixHitRateIsTheCountFromTheBlockIds) {
   s.batching.max_num_batched_tokens = std::int64_t{1} << 32;
   s.batching.max_num_seqs = 1 << 20;
   s.batching.max_model_len = 131072;
-  const ModeResult r = run_recorded(s, trace, false);
+  const ModeResult r = test::run_recorded(s, trace, false);
   EXPECT_EQ(*r.summary.get("evicted_blocks"), 0);
   EXPECT_EQ(*r.summary.get("preemptions"), 0);
   EXPECT_EQ(*r.summary.get("prefix_hit_rate"), expected);
@@ -149,8 +149,8 @@ TEST(BatchingScenario, EveryRequestIsServedOrRejectedTheSameWayEachRun) {
   for (const TraceRecord& t : trace.records)
     too_long += std::max<std::uint32_t>(1, t.context_tokens) + t.generated_tokens > 16000;
   ASSERT_GT(too_long, 0u);
-  const ModeResult a = run_recorded(s, trace, true);
-  const ModeResult b = run_recorded(s, trace, true);
+  const ModeResult a = test::run_recorded(s, trace, true);
+  const ModeResult b = test::run_recorded(s, trace, true);
   EXPECT_EQ(*a.summary.get("requests"), static_cast<double>(trace.records.size()));
   EXPECT_EQ(*a.summary.get("rejected"), static_cast<double>(too_long));
   EXPECT_GT(*a.summary.get("preemptions"), 0);

@@ -30,7 +30,7 @@ class SeedFigures : public ::testing::Test {
 
   static Summary replay(Settings settings) {
     settings.time_resolution_s = 1;
-    return run_recorded(settings, *trace_, false).summary;
+    return test::run_recorded(settings, *trace_, false).summary;
   }
   static Trace* trace_;
 };

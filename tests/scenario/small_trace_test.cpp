@@ -23,7 +23,7 @@ class SmallTrace : public ::testing::Test {
     path_ = test::write_file(dir / "trace.csv", kTrace).string();
     settings_.cores = 1;
     settings_.trace_path = path_;
-    result_ = run_recorded(settings_, read_azure_csv(path_), true);
+    result_ = test::run_recorded(settings_, read_azure_csv(path_), true);
   }
   std::string path_;
   Settings settings_;

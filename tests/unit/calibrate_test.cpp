@@ -69,7 +69,7 @@ struct Simulated {
 Simulated simulate_benchmark(bool burst = false) {
   Simulated s;  // default-initialized: the result's request log has an explicit constructor
   s.trace = low_load_trace(burst);
-  s.result = run_recorded(known_knobs(burst ? 1 : 8), s.trace, true);
+  s.result = test::run_recorded(known_knobs(burst ? 1 : 8), s.trace, true);
   return s;
 }
 

@@ -269,7 +269,7 @@ TEST(Presets, EveryPresetServesASmallTraceWithItsPrefillStepAsTheFirstToken) {
     Settings s;
     apply_settings_file(s, preset_path(e.name).string());
     s.hops = {};  // an instant network: TTFT is the server's alone
-    const ModeResult r = run_recorded(s, trace, true);
+    const ModeResult r = test::run_recorded(s, trace, true);
     ASSERT_EQ(r.log.size(), 8u);
     for (std::size_t k = 0; k < r.log.size(); ++k) {
       ASSERT_FALSE(r.log[k].rejected) << k;
