@@ -34,7 +34,7 @@ timed() {
   /usr/bin/time -f "%U %S %e" -o "$scratch/t" "$@" > /dev/null
   awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' "$scratch/t"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$root/tests/bench/common.sh"
 
 bench() {  # NAME TRACE RUN_ARGS...
   local name=$1 trace=$2; shift 2

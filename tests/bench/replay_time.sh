@@ -25,7 +25,7 @@ cpu_ms() {
                            printf "%.1f\n", t * 1000 }' "$scratch/times"
   )
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$root/tests/bench/common.sh"
 
 for _ in $(seq "$runs"); do
   cpu_ms "$infersim" run --trace "$trace" --output "$scratch/run" --force >> "$scratch/replay"

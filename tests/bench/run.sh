@@ -22,8 +22,6 @@ build=${1:-$root/build}
 sizes=${INFERSIM_BENCH_SIZES:-"100000 1000000 10000000"}
 infersim=$build/infersim
 [ -x "$infersim" ] && [ -x "$build/tile_trace" ] || { echo "run.sh: build first (.ci/setup)" >&2; exit 2; }
-data=$build/bench-data
-mkdir -p "$data"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mawk_bin=$(command -v mawk || command -v awk)
@@ -39,17 +37,13 @@ seconds() {
   end=$EPOCHREALTIME
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", b - a }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$root/tests/bench/common.sh"
 
 printf '%-10s %12s %12s %8s %14s %14s %10s\n' requests infersim_s mawk_s ratio requests_per_s csv_rows_per_s bytes_per_req
 declare -A ratio per_request_s seconds_of rows_per_s bytes_per_req best_s
 for n in $sizes; do
-  trace=$data/azure_code_$n.csv
-  [ -f "$trace" ] || "$build/tile_trace" "$root/trace/azure_llm_code_1h.csv" "$n" "$trace"
-  # More turns where a run is short, as the noise is a larger part of it.
-  runs=15
-  [ "$n" -ge 1000000 ] && runs=7
-  [ "$n" -ge 10000000 ] && runs=5
+  trace=$(tiled_trace "$n")
+  runs=$(turns_for "$n" 15)
   summary_run=("$infersim" run --recorded --per-request none --plots none --trace "$trace" --output "$scratch/r" --force)
   csv_run=("$infersim" run --recorded --per-request csv --plots none --trace "$trace" --output "$scratch/c" --force)
   awk_run=("$mawk_bin" -F, 'NR>1{s+=$2+$3} END{print s}' "$trace")

@@ -23,7 +23,7 @@ wall_s() {
   end=$(date +%s.%N)
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", b - a }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$root/tests/bench/common.sh"
 
 for _ in $(seq "$runs"); do
   wall_s "$infersim" run --recorded --per-request none --trace "$trace" \

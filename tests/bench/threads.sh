@@ -16,21 +16,16 @@ sizes=${INFERSIM_BENCH_SIZES:-"100000 1000000 10000000"}
 infersim=$build/infersim
 [ -x "$infersim" ] && [ -x "$build/tile_trace" ] || { echo "threads.sh: build first (.ci/setup)" >&2; exit 2; }
 command -v taskset > /dev/null || { echo "threads.sh: needs taskset (util-linux)" >&2; exit 2; }
-data=$build/bench-data
-mkdir -p "$data"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$root/tests/bench/common.sh"
 
 echo "threads of one run ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)): medians, wall and process seconds"
 printf '%-10s %-22s %9s %9s   %s\n' requests way wall_s cpu_s "turns (wall)"
 for n in $sizes; do
-  trace=$data/azure_code_$n.csv
-  [ -f "$trace" ] || "$build/tile_trace" "$root/trace/azure_llm_code_1h.csv" "$n" "$trace"
-  turns=9
-  [ "$n" -ge 1000000 ] && turns=7
-  [ "$n" -ge 10000000 ] && turns=5
+  trace=$(tiled_trace "$n")
+  turns=$(turns_for "$n" 9)
   run=("$infersim" run --recorded --per-request none --plots none --trace "$trace"
        --output "$scratch/r" --force)
   ways=("-j 1" "-j 2" "taskset -c 0")
