@@ -46,4 +46,12 @@ std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q
   return select_percentile(ns, q, [](std::int64_t v) { return Duration::ns(v).seconds(); });
 }
 
+std::vector<std::optional<double>> percentiles_seconds(std::span<const std::int64_t> ns,
+                                                       const std::vector<double>& qs) {
+  const std::int64_t* data = ns.data();
+  return percentiles_of_keys(
+      ns.size(), ns.size(), [data](std::size_t i) { return order_key(data[i]); }, qs,
+      [](std::uint64_t key) { return Duration::ns(int64_of_order_key(key)).seconds(); });
+}
+
 }  // namespace infersim

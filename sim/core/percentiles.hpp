@@ -72,4 +72,7 @@ std::vector<std::optional<double>> percentiles(std::span<const double> values,
 // over each count converted by Duration::seconds (the conversion keeps the
 // order). Selects rather than sorts; reorders `ns`.
 std::optional<double> percentile_seconds(std::vector<std::int64_t>& ns, double q);
+// `percentile_seconds` at each of `qs`, in one selection; `ns` is left as it is.
+std::vector<std::optional<double>> percentiles_seconds(std::span<const std::int64_t> ns,
+                                                       const std::vector<double>& qs);
 }  // namespace infersim

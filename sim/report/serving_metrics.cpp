@@ -58,15 +58,13 @@ void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::
   auto before = [&](std::int64_t e) -> std::int64_t {
     if (e <= from) return 0;
     if (gaps == 0 || span == 0) return tokens;
-    // In 64 bits when the product fits (nearly always: a decode's seconds),
-    // else in 128.
+    // Divided in 64 bits when the product fits (nearly always: a decode's
+    // seconds), else in 128.
     std::int64_t bound64 = 0;
-    if (!__builtin_mul_overflow(e - from, gaps, &bound64) && bound64 <= INT64_MAX - span) {
-      const std::int64_t k = (bound64 + span - 1) / span;
-      return k >= tokens ? tokens : k;
-    }
-    const Int128 bound = static_cast<Int128>(e - from) * gaps;
-    const Int128 k = (bound + span - 1) / span;
+    const Int128 k =
+        !__builtin_mul_overflow(e - from, gaps, &bound64) && bound64 <= INT64_MAX - span
+            ? Int128{(bound64 + span - 1) / span}
+            : (static_cast<Int128>(e - from) * gaps + span - 1) / span;
     return k >= tokens ? tokens : static_cast<std::int64_t>(k);
   };
   const auto first_second = static_cast<std::uint64_t>((from - origin) / kSecond);
@@ -83,12 +81,13 @@ void ServingMetrics::count_tokens(SimTime first_token, SimTime last_token, std::
 }
 
 void ServingMetrics::reserve_token_gaps(std::size_t gaps) {
-  if (knobs_.server_token_instants) reserve_large(itl_, gaps);
+  if (knobs_.server_token_instants) reserve_large(itl_ns_, gaps);
 }
 
 void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
   if (!knobs_.server_token_instants) return;
-  itl_.insert(itl_.end(), gaps.begin(), gaps.end());
+  for (const Duration gap : gaps)
+    itl_ns_.push_back(gap.count_ns());
 }
 
 void ServingMetrics::on_request(std::uint64_t id, const Request& task, const RequestOutcome& o) {
@@ -246,22 +245,17 @@ void ServingMetrics::append_to(Summary& summary) {
   distribution("e2el", LatencySamples::kE2el);
   distribution("wait", LatencySamples::kWait);
   if (knobs_.server_token_instants) {
-    // In seconds as each gap's Duration::seconds(), summed in order; the
-    // percentiles selected on the nanoseconds (the conversion keeps the order).
+    // Each gap in seconds as Duration::seconds() gives it, summed in order.
     double itl_sum_s = 0;
-    for (const Duration gap : itl_)
-      itl_sum_s += gap.seconds();
-    add("itl_mean_s", itl_.empty()
+    for (const std::int64_t gap : itl_ns_)
+      itl_sum_s += Duration::ns(gap).seconds();
+    add("itl_mean_s", itl_ns_.empty()
                           ? std::nullopt
-                          : std::optional<double>(itl_sum_s / static_cast<double>(itl_.size())));
+                          : std::optional<double>(itl_sum_s / static_cast<double>(itl_ns_.size())));
     std::vector<double> fractions;
     for (const double p : knobs_.percentiles)
       fractions.push_back(p / 100);
-    const Duration* gaps = itl_.data();
-    const std::vector<std::optional<double>> itl = percentiles_of_keys(
-        itl_.size(), itl_.size(), [gaps](std::size_t i) { return order_key(gaps[i].count_ns()); },
-        fractions,
-        [](std::uint64_t key) { return Duration::ns(int64_of_order_key(key)).seconds(); });
+    const std::vector<std::optional<double>> itl = percentiles_seconds(itl_ns_, fractions);
     for (std::size_t i = 0; i < itl.size(); ++i)
       add(percentile_key("itl", knobs_.percentiles[i]), itl[i]);
   }

@@ -121,7 +121,7 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
   std::vector<std::int64_t> in_flight_;
   std::uint64_t peak_in_flight_ = 0;
   SimTime last_arrival_;
-  LargeVector<Duration> itl_;  // every inter-token gap, with server_token_instants
+  LargeVector<std::int64_t> itl_ns_;  // every inter-token gap, with server_token_instants
   // Tokens reaching the devices a second from the first arrival: the seconds
   // from `tokens_from_` on, still open (a later request's tokens come no
   // earlier than its arrival, so the seconds before the latest arrival's are

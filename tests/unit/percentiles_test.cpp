@@ -47,5 +47,21 @@ TEST(Percentiles, AgreeWithOnePercentileAtATime) {
   EXPECT_FALSE(percentiles({}, {0.5})[0].has_value());
 }
 
+TEST(Percentiles, OfNanosecondsAgreeWithOnePercentileAtATime) {
+  std::mt19937_64 bits(2);
+  for (const std::size_t n : {1u, 2u, 10u, 4097u, 100000u}) {
+    std::vector<std::int64_t> ns(n);
+    for (auto& x : ns)
+      x = static_cast<std::int64_t>(bits() % 10'000'000'000ull);
+    const std::vector<double> qs = {0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1};
+    const std::vector<std::optional<double>> all = percentiles_seconds(ns, qs);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      std::vector<std::int64_t> copy = ns;
+      EXPECT_EQ(*all[i], *percentile_seconds(copy, qs[i])) << n << " " << qs[i];
+    }
+  }
+  EXPECT_FALSE(percentiles_seconds({}, {0.5})[0].has_value());
+}
+
 }  // namespace
 }  // namespace infersim
