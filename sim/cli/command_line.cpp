@@ -17,6 +17,7 @@
 #include "cli/data_files.hpp"
 #include "cli/inspect_command.hpp"
 #include "cli/merge_command.hpp"
+#include "cli/presets_command.hpp"
 #include "cli/run_options.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
@@ -47,7 +48,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: infersim run [DEVICES [DURATION_S [SEED]]] [options]\n"
-    "       infersim sweep | merge | capacity | validate | inspect | calibrate [options]\n"
+    "       infersim sweep | merge | capacity | validate | inspect | calibrate | presets "
+    "[options]\n"
     "       infersim --version | --help\n"
     "\n"
     "commands:\n"
@@ -60,6 +62,8 @@ constexpr const char* kUsage =
     "  inspect   profile a trace's workload (rate, burstiness, sizes, block reuse)\n"
     "  calibrate fit the cost knobs to a benchmark's per-request measurements (aiperf,\n"
     "            vLLM, CSV) and write a settings file\n"
+    "  presets   derive a preset from a GPU's datasheet and a model's architecture, fit\n"
+    "            the efficiency factors on measured runs, validate them leaving one out\n"
     "\n"
     "`infersim run --help` lists the run options; `infersim sweep --help` (merge,\n"
     "capacity) the others.\n";
@@ -273,13 +277,16 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
     if (args[0] == "calibrate") {
       return run_calibrate_command({args.begin() + 1, args.end()}, out, err);
     }
+    if (args[0] == "presets") {
+      return run_presets_command({args.begin() + 1, args.end()}, out, err);
+    }
     if (args[0] == "sweep") return run_sweep_command({args.begin() + 1, args.end()}, out, err);
     if (args[0] == "merge") return run_merge_command({args.begin() + 1, args.end()}, out, err);
     if (args[0] == "capacity") {
       return run_capacity_command({args.begin() + 1, args.end()}, out, err);
     }
     const auto near = nearest(args[0], {"run", "sweep", "merge", "capacity", "validate", "inspect",
-                                        "calibrate", "--version", "--help"});
+                                        "calibrate", "presets", "--version", "--help"});
     err << "infersim: unknown command '" << args[0] << "'"
         << (near ? " (did you mean " + *near + "?)" : std::string()) << "\n"
         << kUsage;

@@ -80,6 +80,8 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
       {"step_prefill_pair_s", k.step_prefill_pair_s},
       {"step_decode_token_s", k.step_decode_token_s},
       {"step_decode_context_s", k.step_decode_context_s},
+      {"step_weights_s", k.step_weights_s},
+      {"step_expert_s", k.step_expert_s},
       {"gpu_idle_w", k.gpu_idle_w},
       {"gpu_max_w", k.gpu_max_w},
   };
@@ -87,6 +89,16 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
     if (!(std::isfinite(value) && value >= 0)) {
       fail(key(name), "must be a finite number >= 0");
     }
+  }
+  if (k.moe_experts < 0 || k.moe_active_experts < 0 || k.moe_active_experts > k.moe_experts ||
+      (k.moe_experts > 0 && k.moe_active_experts < 1)) {
+    fail(key("moe_experts") + ", " + key("moe_active_experts"),
+         "a token goes to between 1 and moe_experts experts (0 and 0 for a dense model), not " +
+             std::to_string(k.moe_active_experts) + " of " + std::to_string(k.moe_experts));
+  }
+  if (k.step_expert_s > 0 && k.moe_experts == 0) {
+    fail(key("step_expert_s") + ", " + key("moe_experts"),
+         "step_expert_s needs moe_experts: a dense model reads no expert");
   }
   if (k.gpu_max_w < k.gpu_idle_w) {
     fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");

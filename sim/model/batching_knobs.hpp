@@ -34,10 +34,16 @@ struct BatchingKnobs {
   double step_prefill_pair_s = 1.2e-9;          // cq
   double step_decode_token_s = 2.0e-5;          // cd
   double step_decode_context_s = 4.0e-8;        // ckv
-  double gpu_idle_w = 100;                      //
-  double gpu_max_w = 700;                       //
-  bool async_scheduling = false;                //
-  bool lockstep = false;                        //
+  // Extensions of section 5 (model/step_cost.hpp), off at these defaults.
+  double step_weights_s = 0;            // cw: the weights read once a step
+  double step_expert_s = 0;             // ce: one expert's weights read
+  std::int64_t moe_experts = 0;         // E; 0: a dense model
+  std::int64_t moe_active_experts = 0;  // k of E a token is routed to
+  bool step_roofline = false;           // c0 + max(memory, compute), not the sum
+  double gpu_idle_w = 100;              //
+  double gpu_max_w = 700;               //
+  bool async_scheduling = false;        //
+  bool lockstep = false;                //
 
   // L as given, else min(131072, K*B) (K and B checked first).
   std::int64_t model_len() const;

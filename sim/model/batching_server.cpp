@@ -8,7 +8,10 @@
 namespace infersim {
 
 BatchingServer::BatchingServer(const BatchingKnobs& knobs)
-    : knobs_(knobs), model_len_(knobs.model_len()), router_(knobs.router, knobs.block_tokens) {
+    : knobs_(knobs),
+      cost_(StepCost::of(knobs)),
+      model_len_(knobs.model_len()),
+      router_(knobs.router, knobs.block_tokens) {
   const auto count = static_cast<std::uint32_t>(knobs.replicas);
   replicas_.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i)
@@ -164,9 +167,8 @@ void BatchingServer::schedule_pass() {
       if (!idle(i) || !replicas_[i].has_work()) continue;
       ReplicaScheduler& replica = replicas_[i];
       StepRecord record;
-      const Duration length = replica.schedule(now, *context_, record);
-      if (length == Duration::zero()) continue;
-      record.end = now + length;
+      if (!replica.schedule(now, *context_, record)) continue;
+      record.end = now + cost_.duration(work_of(record));
       begin_step(i, now, record.end);
       ++steps_;
       batched_requests_ += record.batch_requests;
@@ -180,14 +182,20 @@ void BatchingServer::schedule_pass() {
   // steps until the latest end among them.
   if (any_stepping()) return;
   planned_.clear();
-  SimTime end = now;
+  std::uint64_t round_tokens = 0;
   for (ReplicaScheduler& replica : replicas_) {
     if (!replica.has_work()) continue;
     StepRecord record;
-    const Duration length = replica.schedule(now, *context_, record);
-    if (length == Duration::zero()) continue;
-    end = std::max(end, now + length);
+    if (!replica.schedule(now, *context_, record)) continue;
+    round_tokens += record.expert_tokens;
     planned_.push_back(record);
+  }
+  // The experts, split among the replicas, see the round's tokens.
+  SimTime end = now;
+  for (StepRecord& record : planned_) {
+    record.expert_tokens = round_tokens;
+    record.expert_share = static_cast<std::uint32_t>(replicas_.size());
+    end = std::max(end, now + cost_.duration(work_of(record)));
   }
   for (StepRecord& record : planned_) {
     record.end = end;

@@ -14,6 +14,7 @@
 #include "model/replica_scheduler.hpp"
 #include "model/request_router.hpp"
 #include "model/server_model.hpp"
+#include "model/step_cost.hpp"
 
 namespace infersim {
 
@@ -47,6 +48,7 @@ class BatchingServer final : public ServerModel {
   void begin_step(std::uint32_t replica, SimTime start, SimTime end);
 
   BatchingKnobs knobs_;
+  StepCost cost_;
   std::int64_t model_len_;
   ServerContext* context_ = nullptr;
   std::vector<BatchedRequest> requests_;  // slots of the requests in flight

@@ -13,11 +13,6 @@ ReplicaScheduler::ReplicaScheduler(std::uint32_t index, const BatchingKnobs& kno
       max_batched_tokens_(knobs.max_num_batched_tokens),
       prefix_caching_(knobs.prefix_caching),
       reserve_full_prompt_(knobs.reserve_full_prompt),
-      c0_(knobs.step_base_s),
-      cp_(knobs.step_prefill_token_s),
-      cq_(knobs.step_prefill_pair_s),
-      cd_(knobs.step_decode_token_s),
-      ckv_(knobs.step_decode_context_s),
       requests_(requests),
       pool_(static_cast<std::uint32_t>(knobs.kv_blocks)) {}
 
@@ -153,7 +148,7 @@ void ReplicaScheduler::preempt_last() {
   waiting_tokens_ += r.num_tokens;
 }
 
-Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord& record) {
+bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord& record) {
   std::int64_t budget = max_batched_tokens_;
   std::uint64_t preempted = 0;
   std::uint64_t prefill = 0, pairs = 0, decodes = 0, context_tokens = 0, tokens = 0;
@@ -251,7 +246,7 @@ Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRec
   admitted_tokens_ += admitted_tokens;
   admitted_hit_tokens_ += admitted_hit;
   peak_used_ = std::max(peak_used_, pool_.used_blocks());
-  if (batch_ == 0) return Duration::zero();
+  if (batch_ == 0) return false;
 
   record.replica = index_;
   record.start = now;
@@ -261,6 +256,8 @@ Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRec
   record.prefill_pairs = pairs;
   record.decode_requests = static_cast<std::uint32_t>(decodes);
   record.decode_context = context_tokens;
+  record.expert_tokens = prefill + decodes;
+  record.expert_share = 1;
   record.running = static_cast<std::uint32_t>(running_.size());
   record.waiting = static_cast<std::uint32_t>(waiting_.size() + pending_.size());
   record.kv_blocks_used = pool_.used_blocks();
@@ -268,14 +265,7 @@ Duration ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRec
   record.preemptions = static_cast<std::uint32_t>(preempted);
   record.admitted_tokens = admitted_tokens;
   record.hit_tokens = admitted_hit;
-
-  // step_s = c0 + cp*P + cq*Q + cd*D + ckv*A, summed in that order.
-  double step_s = c0_;
-  step_s += cp_ * static_cast<double>(prefill);
-  step_s += cq_ * static_cast<double>(pairs);
-  step_s += cd_ * static_cast<double>(decodes);
-  step_s += ckv_ * static_cast<double>(context_tokens);
-  return Duration::ns(std::max<std::int64_t>(1, seconds_to_ns(step_s)));
+  return true;
 }
 
 void ReplicaScheduler::complete(SimTime now, ServerContext& context, std::vector<Duration>& gaps,

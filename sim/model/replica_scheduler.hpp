@@ -2,7 +2,7 @@
 // its `waiting` queue, its `running` list and, with async scheduling, its
 // pending requests; the step algorithm (running requests first, preempting the
 // last one by recomputation when blocks run short, then admissions from the
-// front of waiting), the step's cost, and the end of a step.
+// front of waiting) and the end of a step.
 #pragma once
 
 #include <cstdint>
@@ -64,9 +64,11 @@ class ReplicaScheduler {
   bool has_work() const { return !running_.empty() || !waiting_.empty(); }
 
   // Section 5 at `now`: forms the batch, reports the requests that start, and
-  // fills `record` (all but `end`). Returns the step's duration, or zero for
-  // an empty batch (the replica stays idle).
-  Duration schedule(SimTime now, ServerContext& context, StepRecord& record);
+  // fills `record` (all but `end`; its expert tokens are its own). Returns
+  // false for an empty batch (the replica stays idle). The step's cost is the
+  // server's to work out (model/step_cost.hpp): in lockstep it depends on the
+  // round.
+  bool schedule(SimTime now, ServerContext& context, StepRecord& record);
   // The end of the step at `now`: tokens appear (their gaps appended to
   // `gaps`), requests finish and are reported; their slots are appended to
   // `finished`.
@@ -110,7 +112,6 @@ class ReplicaScheduler {
   std::int64_t max_batched_tokens_;
   bool prefix_caching_;
   bool reserve_full_prompt_;
-  double c0_, cp_, cq_, cd_, ckv_;
   std::vector<BatchedRequest>& requests_;
   KvBlockPool pool_;
 

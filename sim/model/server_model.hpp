@@ -31,6 +31,8 @@ struct StepRecord {
   std::uint64_t prefill_pairs = 0;     // Q
   std::uint32_t decode_requests = 0;   // D
   std::uint64_t decode_context = 0;    // A
+  std::uint64_t expert_tokens = 0;     // tokens through its experts (model/step_cost.hpp)
+  std::uint32_t expert_share = 1;      // replicas its experts are split among
   std::uint32_t running = 0;           // |running| right after the scheduling
   std::uint32_t waiting = 0;           // |waiting| (and pending, section 10) right after it
   std::uint32_t kv_blocks_used = 0;    // blocks with a count >= 1 right after it

@@ -254,6 +254,10 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
           {"Step, a prefill attention pair", "batching", "step_prefill_pair_s", " s"},
           {"Step, a decode token", "batching", "step_decode_token_s", " s"},
           {"Step, a context token read by a decode", "batching", "step_decode_context_s", " s"},
+          {"Step, the weights read", "batching", "step_weights_s", " s"},
+          {"Step, an expert's weights read", "batching", "step_expert_s", " s"},
+          {"Experts, and those a token is routed to", "batching", "moe_experts", ""},
+          {"Step is the larger of memory and compute", "batching", "step_roofline", ""},
           {"Power of a replica, idle / stepping", "batching", "gpu_idle_w", " W"},
           {"Asynchronous scheduling", "batching", "async_scheduling", ""},
           {"Replicas in lockstep", "batching", "lockstep", ""}}});
@@ -304,6 +308,8 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
         value += " / " + json_text(settings, "server", "max_power_w") + " W";
       } else if (std::string(k.key) == "gpu_idle_w") {
         value += " / " + json_text(settings, "batching", "gpu_max_w") + " W";
+      } else if (std::string(k.key) == "moe_experts") {
+        value += " / " + json_text(settings, "batching", "moe_active_experts");
       }
       out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." + k.key +
              "</code></th><td>" + html_escape(value) + "</td></tr>\n";

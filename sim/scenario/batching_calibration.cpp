@@ -15,25 +15,13 @@
 namespace infersim {
 namespace {
 
-using Vector5 = Eigen::Matrix<double, kStepCoefficients, 1>;
-using Matrix5 = Eigen::Matrix<double, kStepCoefficients, kStepCoefficients>;
-
-StepCoefficients features(const StepRecord& s) {
-  return {1.0, static_cast<double>(s.prefill_tokens), static_cast<double>(s.prefill_pairs),
-          static_cast<double>(s.decode_requests), static_cast<double>(s.decode_context)};
-}
-
-double dot(const StepCoefficients& a, const StepCoefficients& b) {
-  double sum = 0;
-  for (std::size_t i = 0; i < kStepCoefficients; ++i)
-    sum += a[i] * b[i];
-  return sum;
-}
+using Vector = Eigen::Matrix<double, kStepTerms, 1>;
+using Matrix = Eigen::Matrix<double, kStepTerms, kStepTerms>;
 
 // A replica's steps back to back (with lockstep, the rounds all replicas
-// share): their ends, and for each the summed features of the steps from the
+// share): their ends, and for each the summed gradients of the steps from the
 // start of its busy stretch (which begins at an arrival, a constant) to it.
-// The end of step j is then that start plus prefix[j] . c.
+// For a fixed schedule the end of step j moves by prefix[j] . dc.
 struct Chain {
   std::vector<SimTime> ends;
   std::vector<StepCoefficients> prefix;
@@ -41,7 +29,7 @@ struct Chain {
   void add(SimTime start, SimTime end, const StepCoefficients& f) {
     StepCoefficients sum{};
     if (!ends.empty() && ends.back() == start) sum = prefix.back();
-    for (std::size_t i = 0; i < kStepCoefficients; ++i)
+    for (std::size_t i = 0; i < kStepTerms; ++i)
       sum[i] += f[i];
     ends.push_back(end);
     prefix.push_back(sum);
@@ -56,7 +44,7 @@ struct Chain {
 };
 
 std::vector<Chain> chains_of(const Replay& replay, const BatchingKnobs& knobs) {
-  const StepCoefficients c = coefficients_of(knobs);
+  const StepCost cost = StepCost::of(knobs);
   if (knobs.lockstep) {
     // One chain of rounds: the steps of a round share a start and an end, and
     // its length is the costliest replica's step.
@@ -67,10 +55,10 @@ std::vector<Chain> chains_of(const Replay& replay, const BatchingKnobs& knobs) {
       StepCoefficients f{};
       double most = -1;
       for (; j < replay.steps.size() && replay.steps[j].start == replay.steps[i].start; ++j) {
-        const StepCoefficients g = features(replay.steps[j]);
-        if (dot(g, c) > most) {
-          most = dot(g, c);
-          f = g;
+        const StepWork w = work_of(replay.steps[j]);
+        if (cost.seconds(w) > most) {
+          most = cost.seconds(w);
+          f = cost.gradient(w);
         }
       }
       out[0].add(replay.steps[i].start, replay.steps[i].end, f);
@@ -80,23 +68,20 @@ std::vector<Chain> chains_of(const Replay& replay, const BatchingKnobs& knobs) {
   }
   std::vector<Chain> out(static_cast<std::size_t>(knobs.replicas));
   for (const StepRecord& s : replay.steps)
-    out[s.replica].add(s.start, s.end, features(s));
+    out[s.replica].add(s.start, s.end, cost.gradient(work_of(s)));
   return out;
 }
 
 }  // namespace
 
-StepCoefficients coefficients_of(const BatchingKnobs& k) {
-  return {k.step_base_s, k.step_prefill_token_s, k.step_prefill_pair_s, k.step_decode_token_s,
-          k.step_decode_context_s};
-}
-
-void set_coefficients(BatchingKnobs& k, const StepCoefficients& c) {
-  k.step_base_s = c[0];
-  k.step_prefill_token_s = c[1];
-  k.step_prefill_pair_s = c[2];
-  k.step_decode_token_s = c[3];
-  k.step_decode_context_s = c[4];
+StepTermMask fitted_terms(const BatchingKnobs& knobs) {
+  StepTermMask terms{};
+  for (const StepTerm t :
+       {kStepBase, kStepPrefillToken, kStepPrefillPair, kStepDecodeToken, kStepDecodeContext})
+    terms[t] = true;
+  terms[kStepWeights] = knobs.step_roofline;
+  terms[kStepExpert] = knobs.moe_experts > 0;
+  return terms;
 }
 
 ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKnobs& knobs) {
@@ -119,7 +104,7 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
     out.residuals.push_back(ttft_weight * (r.first_token_server.seconds() - arrival - m.ttft_s) /
                             scale);
     StepCoefficients row;
-    for (std::size_t i = 0; i < kStepCoefficients; ++i)
+    for (std::size_t i = 0; i < kStepTerms; ++i)
       row[i] = ttft_weight * first[i] / scale;
     out.jacobian.push_back(row);
     if (m.tpot_s && m.output_tokens >= 2) {
@@ -127,7 +112,7 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
       const double tokens = m.output_tokens - 1;
       const double tpot = (r.finish - r.first_token_server).seconds() / tokens;
       out.residuals.push_back(tpot_weight * (tpot - *m.tpot_s) / *m.tpot_s);
-      for (std::size_t i = 0; i < kStepCoefficients; ++i)
+      for (std::size_t i = 0; i < kStepTerms; ++i)
         row[i] = tpot_weight * (last[i] - first[i]) / tokens / *m.tpot_s;
       out.jacobian.push_back(row);
     }
@@ -137,100 +122,139 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
 
 namespace {
 
-struct Evaluation {
-  StepCoefficients c{};
-  ReplayResiduals r;
-  double loss() const { return r.loss.total; }
+// Runs fitted together: each run's coefficients are base + map θ, θ the
+// parameters fitted (a single run's free coefficients, or the efficiency
+// factors several runs share), each at least its lower bound.
+struct Problem {
+  Eigen::VectorXd lower;  // θ's bounds
+  std::vector<const MeasuredReplay*> replays;
+  std::vector<BatchingKnobs> knobs;  // the held coefficients, the schedule's knobs
+  std::vector<StepCoefficients> bases;
+  std::vector<Eigen::MatrixXd> maps;  // kStepTerms x parameters
+  Eigen::Index parameters() const { return maps.empty() ? 0 : maps.front().cols(); }
+  StepCoefficients coefficients(std::size_t run, const Eigen::VectorXd& theta) const {
+    StepCoefficients c = bases[run];
+    const Eigen::VectorXd scaled = maps[run] * theta;
+    for (std::size_t i = 0; i < kStepTerms; ++i)
+      c[i] += scaled(static_cast<Eigen::Index>(i));
+    return c;
+  }
 };
 
-Evaluation evaluate(const MeasuredReplay& replay, BatchingKnobs knobs, const StepCoefficients& c,
-                    int& replays) {
-  set_coefficients(knobs, c);
-  ++replays;
-  return {c, replay_residuals(replay, knobs)};
+struct Evaluation {
+  Eigen::VectorXd theta;
+  std::vector<double> residuals;
+  Eigen::MatrixXd jacobian;          // a row a residual, a column a parameter
+  std::vector<MeasuredLoss> losses;  // a run each
+  double loss() const {
+    double sum = 0;
+    for (const MeasuredLoss& l : losses)
+      sum += l.total;
+    return sum;
+  }
+};
+
+Evaluation evaluate(const Problem& problem, const Eigen::VectorXd& theta, int& replays) {
+  Evaluation e;
+  e.theta = theta;
+  std::vector<ReplayResiduals> each(problem.replays.size());
+  std::size_t rows = 0;
+  for (std::size_t run = 0; run < problem.replays.size(); ++run) {
+    BatchingKnobs knobs = problem.knobs[run];
+    set_coefficients(knobs, problem.coefficients(run, theta));
+    ++replays;
+    each[run] = replay_residuals(*problem.replays[run], knobs);
+    rows += each[run].residuals.size();
+    e.losses.push_back(each[run].loss);
+  }
+  e.jacobian.resize(static_cast<Eigen::Index>(rows), problem.parameters());
+  Eigen::Index row = 0;
+  for (std::size_t run = 0; run < each.size(); ++run) {
+    for (std::size_t k = 0; k < each[run].residuals.size(); ++k, ++row) {
+      e.residuals.push_back(each[run].residuals[k]);
+      const Eigen::Map<const Eigen::Matrix<double, 1, kStepTerms>> j(each[run].jacobian[k].data());
+      e.jacobian.row(row) = j * problem.maps[run];
+    }
+  }
+  return e;
 }
 
-// The damped Gauss-Newton step from `e`, with the coefficients kept >= 0:
-// minimises |J d + r|^2 + lambda |D d|^2 (D^2 the diagonal of J'J,
-// Marquardt's scaling), fixing at 0 each coefficient the step would push
-// below it and solving again for the others.
-StepCoefficients lm_step(const Evaluation& e, double lambda) {
-  Matrix5 a = Matrix5::Zero();
-  Vector5 g = Vector5::Zero();
-  for (std::size_t row = 0; row < e.r.residuals.size(); ++row) {
-    const Eigen::Map<const Vector5> j(e.r.jacobian[row].data());
-    a.noalias() += j * j.transpose();
-    g.noalias() += j * e.r.residuals[row];
-  }
-  Vector5 d = a.diagonal();
-  const double largest = d.maxCoeff();
-  for (Eigen::Index i = 0; i < d.size(); ++i)
+// The damped Gauss-Newton step from `e`, the parameters kept at or above
+// `lower`: minimises |J d + r|^2 + lambda |D d|^2 (D^2 the diagonal of J'J,
+// Marquardt's scaling), fixing at its bound each parameter the step would
+// push below it and solving again for the others.
+Eigen::VectorXd lm_step(const Evaluation& e, double lambda, const Eigen::VectorXd& lower) {
+  const Eigen::Index n = e.theta.size();
+  const Eigen::Map<const Eigen::VectorXd> r(e.residuals.data(),
+                                            static_cast<Eigen::Index>(e.residuals.size()));
+  const Eigen::MatrixXd a = e.jacobian.transpose() * e.jacobian;
+  const Eigen::VectorXd g = e.jacobian.transpose() * r;
+  Eigen::VectorXd d = a.diagonal();
+  const double largest = n > 0 ? d.maxCoeff() : 0;
+  for (Eigen::Index i = 0; i < n; ++i)
     d(i) = std::max(d(i), 1e-12 * largest + 1e-300);
-  Matrix5 m = a;
+  Eigen::MatrixXd m = a;
   m.diagonal() += lambda * d;
-  std::array<bool, kStepCoefficients> fixed{};
-  Vector5 step = Vector5::Zero();
-  for (int round = 0; round <= static_cast<int>(kStepCoefficients); ++round) {
-    // Solve for the free coefficients with the fixed ones' steps (-c) given.
+  std::vector<bool> at_bound(static_cast<std::size_t>(n), false);
+  Eigen::VectorXd step = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index round = 0; round <= n; ++round) {
+    // Solve for the free parameters with the fixed ones' steps (to their
+    // bounds) given.
     std::vector<Eigen::Index> free;
-    for (Eigen::Index i = 0; i < 5; ++i) {
-      if (!fixed[static_cast<std::size_t>(i)]) free.push_back(i);
+    Eigen::VectorXd given = Eigen::VectorXd::Zero(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (at_bound[static_cast<std::size_t>(i)]) {
+        given(i) = lower(i) - e.theta(i);
+      } else {
+        free.push_back(i);
+      }
     }
-    Vector5 fixed_step = Vector5::Zero();
-    for (Eigen::Index i = 0; i < 5; ++i) {
-      if (fixed[static_cast<std::size_t>(i)]) fixed_step(i) = -e.c[static_cast<std::size_t>(i)];
-    }
-    step = fixed_step;
+    step = given;
     if (!free.empty()) {
-      const auto n = static_cast<Eigen::Index>(free.size());
-      Eigen::MatrixXd mf(n, n);
-      Eigen::VectorXd rhs(n);
-      const Vector5 coupled = m * fixed_step;
-      for (Eigen::Index x = 0; x < n; ++x) {
+      const auto f = static_cast<Eigen::Index>(free.size());
+      Eigen::MatrixXd mf(f, f);
+      Eigen::VectorXd rhs(f);
+      const Eigen::VectorXd coupled = m * given;
+      for (Eigen::Index x = 0; x < f; ++x) {
         rhs(x) = -g(free[static_cast<std::size_t>(x)]) - coupled(free[static_cast<std::size_t>(x)]);
-        for (Eigen::Index y = 0; y < n; ++y)
+        for (Eigen::Index y = 0; y < f; ++y)
           mf(x, y) = m(free[static_cast<std::size_t>(x)], free[static_cast<std::size_t>(y)]);
       }
       const Eigen::VectorXd solved = mf.ldlt().solve(rhs);
-      for (Eigen::Index x = 0; x < n; ++x)
+      for (Eigen::Index x = 0; x < f; ++x)
         step(free[static_cast<std::size_t>(x)]) = solved(x);
     }
     bool changed = false;
-    for (Eigen::Index i = 0; i < 5; ++i) {
-      const auto u = static_cast<std::size_t>(i);
-      if (!fixed[u] && e.c[u] + step(i) < 0) {
-        fixed[u] = true;
+    for (const Eigen::Index i : free) {
+      if (e.theta(i) + step(i) < lower(i)) {
+        at_bound[static_cast<std::size_t>(i)] = true;
         changed = true;
       }
     }
     if (!changed) break;
   }
-  StepCoefficients next;
-  for (std::size_t i = 0; i < kStepCoefficients; ++i)
-    next[i] = std::max(0.0, e.c[i] + step(static_cast<Eigen::Index>(i)));
-  return next;
+  return (e.theta + step).cwiseMax(lower);
 }
 
 struct StartOutcome {
-  FitStartResult result;
+  Eigen::VectorXd from;
+  int iterations = 0;
   Evaluation at;  // the evaluation it ended at
   int replays = 0;
 };
 
-StartOutcome levenberg_marquardt(const MeasuredReplay& replay, const BatchingKnobs& knobs,
-                                 const StepCoefficients& from, int max_iterations) {
+StartOutcome levenberg_marquardt(const Problem& problem, const Eigen::VectorXd& from,
+                                 int max_iterations) {
   StartOutcome run;
-  FitStartResult& out = run.result;
-  int& replays = run.replays;
-  out.from = from;
-  Evaluation e = evaluate(replay, knobs, from, replays);
+  run.from = from;
+  Evaluation e = evaluate(problem, from, run.replays);
   double lambda = 1e-3;
   int quiet = 0;  // accepted steps in a row that barely helped
-  for (int it = 0; it < max_iterations && e.r.residuals.size() > 0; ++it) {
-    ++out.iterations;
-    const StepCoefficients next = lm_step(e, lambda);
-    if (next == e.c) break;
-    Evaluation trial = evaluate(replay, knobs, next, replays);
+  for (int it = 0; it < max_iterations && !e.residuals.empty(); ++it) {
+    ++run.iterations;
+    const Eigen::VectorXd next = lm_step(e, lambda, problem.lower);
+    if (next == e.theta) break;
+    Evaluation trial = evaluate(problem, next, run.replays);
     if (trial.loss() < e.loss()) {
       const double gain = (e.loss() - trial.loss()) / std::max(e.loss(), 1e-300);
       e = std::move(trial);
@@ -242,10 +266,78 @@ StartOutcome levenberg_marquardt(const MeasuredReplay& replay, const BatchingKno
       if (lambda > 1e6) break;
     }
   }
-  out.to = e.c;
-  out.loss = e.loss();
   run.at = std::move(e);
   return run;
+}
+
+// Every start from its own thread (as many as given); the best, polished.
+struct BestOf {
+  Evaluation best;
+  std::vector<StartOutcome> runs;  // the starts', then the polish
+  int replays = 0;
+};
+
+BestOf best_of(const Problem& problem, const std::vector<Eigen::VectorXd>& starts,
+               int max_iterations, unsigned threads_wanted) {
+  std::vector<StartOutcome> outcomes(starts.size());
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i = next++; i < starts.size(); i = next++)
+      outcomes[i] = levenberg_marquardt(problem, starts[i], max_iterations);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::max(1u, threads_wanted); ++t)
+    threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads)
+    t.join();
+  BestOf out;
+  std::size_t chosen = 0;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    out.replays += outcomes[i].replays;
+    if (outcomes[i].at.loss() < outcomes[chosen].at.loss()) chosen = i;
+  }
+  StartOutcome polished = levenberg_marquardt(problem, outcomes[chosen].at.theta, max_iterations);
+  out.replays += polished.replays;
+  out.best = polished.at.loss() <= outcomes[chosen].at.loss() ? polished.at : outcomes[chosen].at;
+  out.runs = std::move(outcomes);
+  out.runs.push_back(std::move(polished));
+  return out;
+}
+
+// One run with its free coefficients as the parameters.
+Problem single_run(const MeasuredReplay& replay, const BatchingKnobs& knobs,
+                   const StepTermMask& terms) {
+  Problem p;
+  p.replays = {&replay};
+  p.knobs = {knobs};
+  StepCoefficients base = coefficients_of(knobs);
+  std::vector<std::size_t> free;
+  for (std::size_t i = 0; i < kStepTerms; ++i) {
+    if (terms[i]) {
+      free.push_back(i);
+      base[i] = 0;
+    }
+  }
+  Eigen::MatrixXd map = Eigen::MatrixXd::Zero(kStepTerms, static_cast<Eigen::Index>(free.size()));
+  for (std::size_t x = 0; x < free.size(); ++x)
+    map(static_cast<Eigen::Index>(free[x]), static_cast<Eigen::Index>(x)) = 1;
+  p.bases = {base};
+  p.maps = {map};
+  p.lower = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(free.size()));
+  return p;
+}
+
+Eigen::VectorXd free_part(const StepCoefficients& c, const StepTermMask& terms) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < kStepTerms; ++i) {
+    if (terms[i]) v.push_back(c[i]);
+  }
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+}
+
+StepCoefficients whole(const Problem& p, const Eigen::VectorXd& theta) {
+  return p.coefficients(0, theta);
 }
 
 // Starts from the measurement itself, beside the engine's own knobs: a decode
@@ -254,7 +346,8 @@ StartOutcome levenberg_marquardt(const MeasuredReplay& replay, const BatchingKno
 // read; a prefill token costs about what the quickly served requests' TTFT
 // beyond one step says, per prompt token.
 std::vector<StepCoefficients> measured_starts(const MeasuredReplay& replay,
-                                              const BatchingKnobs& knobs) {
+                                              const BatchingKnobs& knobs,
+                                              const StepTermMask& terms) {
   std::vector<double> tpots, prefill;
   double decoding = 0, first = 1e300, last = -1e300, context = 0;
   for (std::size_t k = 0; k < replay.measured.size(); ++k) {
@@ -285,28 +378,38 @@ std::vector<StepCoefficients> measured_starts(const MeasuredReplay& replay,
   for (const auto& [fixed, tokens, reads] :
        {std::array<double, 3>{0.5, 0.25, 0.25}, std::array<double, 3>{0.8, 0.1, 0.1},
         std::array<double, 3>{0.25, 0.5, 0.25}, std::array<double, 3>{0.25, 0.25, 0.5}}) {
-    out.push_back({fixed * step, cp, 0.0, tokens * step / batch, reads * step / (batch * ctx)});
+    // With the roofline the fixed part is the weights' read, on the memory
+    // side; held coefficients keep the engine's values.
+    StepCoefficients c = coefficients_of(knobs);
+    const StepCoefficients start = {terms[kStepWeights] ? 0.0 : fixed * step,
+                                    cp,
+                                    0.0,
+                                    tokens * step / batch,
+                                    reads * step / (batch * ctx),
+                                    fixed * step,
+                                    0.0};
+    for (std::size_t i = 0; i < kStepTerms; ++i) {
+      if (terms[i]) c[i] = start[i];
+    }
+    out.push_back(c);
   }
   return out;
 }
 
-StepCoefficients standard_errors(const Evaluation& e) {
-  Matrix5 a = Matrix5::Zero();
+// From the Jacobian at the fit, the residuals taken as independent.
+Eigen::VectorXd standard_errors(const Evaluation& e) {
+  const Eigen::Index n = e.theta.size();
+  Eigen::VectorXd out = Eigen::VectorXd::Zero(n);
+  const auto m = static_cast<double>(e.residuals.size());
+  if (m <= static_cast<double>(n)) return out;
   double ssr = 0;
-  for (std::size_t row = 0; row < e.r.residuals.size(); ++row) {
-    const Eigen::Map<const Vector5> j(e.r.jacobian[row].data());
-    a.noalias() += j * j.transpose();
-    ssr += e.r.residuals[row] * e.r.residuals[row];
-  }
-  StepCoefficients out{};
-  const auto m = static_cast<double>(e.r.residuals.size());
-  if (m <= static_cast<double>(kStepCoefficients)) return out;
-  const Matrix5 inverse = a.completeOrthogonalDecomposition().pseudoInverse();
-  const double sigma2 = ssr / (m - static_cast<double>(kStepCoefficients));
-  for (std::size_t i = 0; i < kStepCoefficients; ++i) {
-    out[i] = std::sqrt(std::max(
-        0.0, sigma2 * inverse(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(i))));
-  }
+  for (const double r : e.residuals)
+    ssr += r * r;
+  const Eigen::MatrixXd inverse =
+      (e.jacobian.transpose() * e.jacobian).completeOrthogonalDecomposition().pseudoInverse();
+  const double sigma2 = ssr / (m - static_cast<double>(n));
+  for (Eigen::Index i = 0; i < n; ++i)
+    out(i) = std::sqrt(std::max(0.0, sigma2 * inverse(i, i)));
   return out;
 }
 
@@ -327,6 +430,8 @@ BatchingFit fit_batching(const MeasuredReplay& replay, const EngineSetup& engine
   }
   BatchingFit fit;
   BatchingKnobs knobs = engine.knobs;
+  const StepTermMask terms = options.terms ? *options.terms : fitted_terms(knobs);
+  fit.terms = terms;
   // Unknown blocks: first with room for every request at once, so the costs
   // are fitted where KV never binds; the blocks are looked at next.
   std::int64_t every_request = 1;
@@ -346,40 +451,28 @@ BatchingFit fit_batching(const MeasuredReplay& replay, const EngineSetup& engine
   std::vector<StepCoefficients> starts = {coefficients_of(knobs)};
   for (const double scale : options.start_scales) {
     StepCoefficients c = coefficients_of(knobs);
-    for (double& x : c)
-      x *= scale;
+    for (std::size_t i = 0; i < kStepTerms; ++i) {
+      if (terms[i]) c[i] *= scale;
+    }
     starts.push_back(c);
   }
-  for (const StepCoefficients& c : measured_starts(replay, knobs))
+  for (const StepCoefficients& c : measured_starts(replay, knobs, terms))
     starts.push_back(c);
-  // The starts are independent: on as many threads as given.
-  std::vector<StartOutcome> outcomes(starts.size());
-  std::atomic<std::size_t> next{0};
-  const auto worker = [&] {
-    for (std::size_t i = next++; i < starts.size(); i = next++)
-      outcomes[i] = levenberg_marquardt(replay, knobs, starts[i], options.max_iterations);
+  Problem problem = single_run(replay, knobs, terms);
+  std::vector<Eigen::VectorXd> thetas;
+  for (const StepCoefficients& c : starts)
+    thetas.push_back(free_part(c, terms));
+  BestOf found = best_of(problem, thetas, options.max_iterations, options.threads);
+  const auto keep_runs = [&](const BestOf& b) {
+    for (const StartOutcome& o : b.runs) {
+      fit.starts.push_back(
+          {whole(problem, o.from), whole(problem, o.at.theta), o.at.loss(), o.iterations});
+    }
+    fit.replays += b.replays;
   };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < std::max(1u, options.threads); ++t)
-    threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads)
-    t.join();
-  std::size_t chosen = 0;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    fit.starts.push_back(outcomes[i].result);
-    fit.replays += outcomes[i].replays;
-    if (outcomes[i].at.loss() < outcomes[chosen].at.loss()) chosen = i;
-  }
-  // Polish from the best.
-  StartOutcome polished =
-      levenberg_marquardt(replay, knobs, outcomes[chosen].at.c, options.max_iterations);
-  fit.starts.push_back(polished.result);
-  fit.replays += polished.replays;
-  Evaluation best = polished.at.loss() <= outcomes[chosen].at.loss()
-                        ? std::move(polished.at)
-                        : std::move(outcomes[chosen].at);
-  set_coefficients(knobs, best.c);
+  keep_runs(found);
+  Evaluation best = found.best;
+  set_coefficients(knobs, whole(problem, best.theta));
 
   if (!engine.kv_blocks_known) {
     ++fit.replays;
@@ -435,20 +528,76 @@ BatchingFit fit_batching(const MeasuredReplay& replay, const EngineSetup& engine
                     std::to_string(fit.kv_peak_blocks) +
                     " an unlimited replay used: KV capacity shaped this run";
       // At the new count: the earlier losses do not compare.
-      StartOutcome refit = levenberg_marquardt(replay, knobs, best.c, options.max_iterations);
-      fit.starts.push_back(refit.result);
+      problem = single_run(replay, knobs, terms);
+      StartOutcome refit = levenberg_marquardt(problem, best.theta, options.max_iterations);
+      fit.starts.push_back({whole(problem, refit.from), whole(problem, refit.at.theta),
+                            refit.at.loss(), refit.iterations});
       fit.replays += refit.replays;
       best = std::move(refit.at);
     }
   }
   // The final figures with the final knobs.
-  set_coefficients(knobs, best.c);
-  const Evaluation final_eval = evaluate(replay, knobs, best.c, fit.replays);
-
+  problem = single_run(replay, knobs, terms);
+  const Evaluation final_eval = evaluate(problem, best.theta, fit.replays);
+  set_coefficients(knobs, whole(problem, best.theta));
   fit.knobs = knobs;
-  fit.coefficients = best.c;
-  fit.standard_errors = standard_errors(final_eval);
-  fit.loss = final_eval.r.loss;
+  fit.coefficients = whole(problem, best.theta);
+  const Eigen::VectorXd errors = standard_errors(final_eval);
+  for (std::size_t i = 0, x = 0; i < kStepTerms; ++i) {
+    if (terms[i]) fit.standard_errors[i] = errors(static_cast<Eigen::Index>(x++));
+  }
+  fit.loss = final_eval.losses.front();
+  fit.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return fit;
+}
+
+EfficiencyFit fit_efficiency(const std::vector<HardwareRun>& runs,
+                             const BatchingFitOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  if (runs.empty()) throw std::invalid_argument("fit_efficiency: no run");
+  Problem problem;
+  for (const HardwareRun& run : runs) {
+    problem.replays.push_back(run.replay);
+    problem.knobs.push_back(run.knobs);
+    problem.bases.push_back(run.map.base);
+    Eigen::MatrixXd map(static_cast<Eigen::Index>(kStepTerms),
+                        static_cast<Eigen::Index>(kEfficiencyParameters));
+    for (std::size_t i = 0; i < kStepTerms; ++i) {
+      for (std::size_t j = 0; j < kEfficiencyParameters; ++j)
+        map(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = run.map.map[i][j];
+    }
+    problem.maps.push_back(map);
+  }
+  // No share of a roof above 1 (the datasheet's figure is the roof), no
+  // overhead below 0.
+  problem.lower = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(kEfficiencyParameters));
+  problem.lower(0) = 0;
+  // From the assumed factors, and each roof's share a third lower or higher,
+  // with and without a few milliseconds of overhead.
+  const EfficiencyVector assumed = to_vector(Efficiency{});
+  const Eigen::VectorXd prior = Eigen::Map<const Eigen::VectorXd>(
+      assumed.data(), static_cast<Eigen::Index>(kEfficiencyParameters));
+  std::vector<Eigen::VectorXd> starts = {prior};
+  for (const double scale : {0.75, 1.5}) {
+    Eigen::VectorXd v = prior;
+    v.tail(v.size() - 1) *= scale;
+    starts.push_back(v.cwiseMax(problem.lower));
+  }
+  Eigen::VectorXd busy = prior;
+  busy(0) = 0.004;
+  starts.push_back(busy);
+  BestOf found = best_of(problem, starts, options.max_iterations, options.threads);
+  EfficiencyFit fit;
+  EfficiencyVector theta{}, errors{};
+  const Eigen::VectorXd e = standard_errors(found.best);
+  for (std::size_t j = 0; j < kEfficiencyParameters; ++j) {
+    theta[j] = found.best.theta(static_cast<Eigen::Index>(j));
+    errors[j] = e(static_cast<Eigen::Index>(j));
+  }
+  fit.factors = from_vector(theta);
+  fit.standard_errors = errors;
+  fit.losses = found.best.losses;
+  fit.replays = found.replays;
   fit.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return fit;
 }
@@ -485,24 +634,33 @@ std::string batching_fit_report(const MeasuredSource& source, const BatchingFit&
     line("  engine     " + f);
   for (const std::string& a : source.engine.assumptions)
     line("  assumed    " + a);
-  line(
-      "Fit: step = c0 + cp P + cq Q + cd D + ckv A (BATCHING.md section 5), the replay in the "
-      "loop, " +
-      std::to_string(fit.starts.size()) + " Levenberg-Marquardt runs from " +
-      std::to_string(fit.starts.size() - 1) + " starts, " + std::to_string(fit.replays) +
-      " replays in " + format("%.2f", fit.seconds) + " s.");
+  const bool roofline = fit.knobs.step_roofline;
+  const bool experts = fit.knobs.moe_experts > 0;
+  const std::string form =
+      roofline ? std::string("c0 + max(cw + ckv A") + (experts ? " + ce X" : "") +
+                     ", cp P + cq Q + cd D) (the roofline a step)"
+               : std::string("c0 + cp P + cq Q + cd D + ckv A") + (experts ? " + ce X" : "") +
+                     " (BATCHING.md section 5" + (experts ? ", with the experts read" : "") + ")";
+  line("Fit: step = " + form + ", the replay in the loop, " + std::to_string(fit.starts.size()) +
+       " Levenberg-Marquardt runs from " + std::to_string(fit.starts.size() - 1) + " starts, " +
+       std::to_string(fit.replays) + " replays in " + format("%.2f", fit.seconds) + " s.");
   line("Loss: mean ((TTFT_sim - TTFT)/mean TTFT)^2 + mean ((TPOT_sim - TPOT)/TPOT)^2 = " +
        format("%.6g", fit.loss.total) + "; TTFT " + format("%.6g", fit.loss.ttft_term) + " (" +
        format("%.1f", fit.loss.total > 0 ? 100 * fit.loss.ttft_term / fit.loss.total : 0) +
        " %), TPOT " + format("%.6g", fit.loss.tpot_term) + " (" +
        format("%.1f", fit.loss.total > 0 ? 100 * fit.loss.tpot_term / fit.loss.total : 0) + " %).");
-  const char* meaning[kStepCoefficients] = {"s a step (fixed)", "s a prefill token",
-                                            "s a (query, key) pair of prefill attention",
-                                            "s a decode token", "s a context token a decode reads"};
-  const char* symbol[kStepCoefficients] = {"c0 ", "cp ", "cq ", "cd ", "ckv"};
-  for (std::size_t i = 0; i < kStepCoefficients; ++i) {
-    line(std::string("  ") + symbol[i] + " " + kStepCoefficientKeys[i] +
-         std::string(22 - std::string(kStepCoefficientKeys[i]).size(), ' ') +
+  const char* meaning[kStepTerms] = {"s a step (fixed)",
+                                     "s a prefill token",
+                                     "s a (query, key) pair of prefill attention",
+                                     "s a decode token",
+                                     "s a context token a decode reads",
+                                     "s the weights read once a step",
+                                     "s an expert's weights read (X experts a step)"};
+  const char* symbol[kStepTerms] = {"c0 ", "cp ", "cq ", "cd ", "ckv", "cw ", "ce "};
+  for (std::size_t i = 0; i < kStepTerms; ++i) {
+    if (!fit.terms[i]) continue;
+    line(std::string("  ") + symbol[i] + " " + kStepTermKeys[i] +
+         std::string(22 - std::string(kStepTermKeys[i]).size(), ' ') +
          format("%.6g", fit.coefficients[i]) + " ± " + format("%.2g", fit.standard_errors[i]) +
          " " + meaning[i]);
   }

@@ -1,9 +1,11 @@
 // Fitting the batching server's step costs (BATCHING.md section 5: c0, cp, cq,
-// cd, ckv) to a measured run, with the simulation in the loop: each iterate
+// cd, ckv; with the extensions of model/step_cost.hpp, the weights and the
+// experts read) to a measured run, with the simulation in the loop: each iterate
 // replays the run, and the loss is over the requests' own TTFT and TPOT
 // (report/measured_report.hpp states it). For a fixed schedule every token
 // instant is the start of its replica's busy stretch plus the steps' costs
-// since, each linear in the coefficients, so the replay gives the exact
+// since, each linear in the coefficients (the roofline's, on the side of its
+// max that binds), so the replay gives the exact
 // Jacobian of the residuals, not a finite difference across the schedule's
 // jumps; a Levenberg-Marquardt iteration with the coefficients held at or
 // above 0 then moves them, from several starts. When meta.json does not give
@@ -13,24 +15,24 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/batching_knobs.hpp"
+#include "model/step_cost.hpp"
+#include "scenario/hardware_model.hpp"
 #include "scenario/measured_replay.hpp"
 #include "scenario/settings.hpp"
 
 namespace infersim {
 
-// c0, cp, cq, cd, ckv, in that order.
-inline constexpr std::size_t kStepCoefficients = 5;
-using StepCoefficients = std::array<double, kStepCoefficients>;
-inline constexpr const char* kStepCoefficientKeys[kStepCoefficients] = {
-    "step_base_s", "step_prefill_token_s", "step_prefill_pair_s", "step_decode_token_s",
-    "step_decode_context_s"};
-
-StepCoefficients coefficients_of(const BatchingKnobs& knobs);
-void set_coefficients(BatchingKnobs& knobs, const StepCoefficients& c);
+// Which of the step cost's coefficients (model/step_cost.hpp) a fit moves;
+// the others keep the engine's values.
+using StepTermMask = std::array<bool, kStepTerms>;
+// Section 5's five; with the roofline, the weights read too (in the sum form
+// it is one with c0); for a mixture-of-experts model, the experts read.
+StepTermMask fitted_terms(const BatchingKnobs& knobs);
 
 struct BatchingFitOptions {
   int max_iterations = 60;  // accepted or refused steps, a start
@@ -38,6 +40,8 @@ struct BatchingFitOptions {
   // suggests): the engine's scaled by these factors.
   std::vector<double> start_scales = {};
   unsigned threads = 1;  // the starts run on this many threads
+  // The coefficients fitted; none given: fitted_terms(the engine's knobs).
+  std::optional<StepTermMask> terms;
 };
 
 struct FitStartResult {
@@ -50,6 +54,7 @@ struct FitStartResult {
 struct BatchingFit {
   BatchingKnobs knobs;  // the engine's, with the fitted costs (and blocks)
   StepCoefficients coefficients{};
+  StepTermMask terms{};  // those fitted
   // From the Jacobian at the fit, taking the residuals as independent: the
   // queue makes them correlated, so read them as a lower bound.
   StepCoefficients standard_errors{};
@@ -87,5 +92,25 @@ struct ReplayResiduals {
   MeasuredLoss loss;
 };
 ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKnobs& knobs);
+
+// Efficiency factors (scenario/hardware_model.hpp) fitted across measured
+// runs at once: each run's step costs are its GPU's, model's and
+// deployment's cost map at the shared factors, its knobs otherwise the
+// engine's; the loss is the sum of the runs' losses.
+struct HardwareRun {
+  std::string name;
+  const MeasuredReplay* replay = nullptr;
+  BatchingKnobs knobs;  // the engine's (its costs are replaced)
+  CostMap map;
+};
+struct EfficiencyFit {
+  Efficiency factors;
+  EfficiencyVector standard_errors{};  // of θ's entries
+  std::vector<MeasuredLoss> losses;    // a run each
+  int replays = 0;
+  double seconds = 0;
+};
+EfficiencyFit fit_efficiency(const std::vector<HardwareRun>& runs,
+                             const BatchingFitOptions& options = {});
 
 }  // namespace infersim

@@ -164,11 +164,12 @@ KeySpec optional_seconds_key(std::optional<double> Settings::*member) {
           }};
 }
 
-// A count of the batching knobs, from 1 to `max`.
-KeySpec batching_count(std::int64_t BatchingKnobs::*member, std::int64_t max) {
+// A count of the batching knobs, from `least` (1 unless said) to `max`.
+KeySpec batching_count(std::int64_t BatchingKnobs::*member, std::int64_t max,
+                       std::uint64_t least = 1) {
   return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
             s.batching.*member =
-                static_cast<std::int64_t>(whole(v, 1, static_cast<std::uint64_t>(max), src, l));
+                static_cast<std::int64_t>(whole(v, least, static_cast<std::uint64_t>(max), src, l));
           },
           [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
 }
@@ -342,6 +343,12 @@ const Table& table() {
       {"batching.step_prefill_pair_s", batching_real(&BatchingKnobs::step_prefill_pair_s)},
       {"batching.step_decode_token_s", batching_real(&BatchingKnobs::step_decode_token_s)},
       {"batching.step_decode_context_s", batching_real(&BatchingKnobs::step_decode_context_s)},
+      {"batching.step_weights_s", batching_real(&BatchingKnobs::step_weights_s)},
+      {"batching.step_expert_s", batching_real(&BatchingKnobs::step_expert_s)},
+      {"batching.moe_experts", batching_count(&BatchingKnobs::moe_experts, 1'000'000, 0)},
+      {"batching.moe_active_experts",
+       batching_count(&BatchingKnobs::moe_active_experts, 1'000'000, 0)},
+      {"batching.step_roofline", batching_switch(&BatchingKnobs::step_roofline)},
       {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w)},
       {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w)},
       {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},

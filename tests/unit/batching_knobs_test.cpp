@@ -107,6 +107,16 @@ TEST(BatchingKnobs, KnobsPastTheirLimitsAreRefusedAndAtThemAccepted) {
        {.kv_blocks = kMaxKvBlocks + 1, .max_model_len = std::nullopt},
        "settings.json: batching.kv_blocks: must be at most 67108864",
        [](K& k) { k.kv_blocks = kMaxKvBlocks; }},
+      {"more experts a token than the model has",
+       {.max_model_len = std::nullopt, .moe_experts = 8, .moe_active_experts = 9},
+       "settings.json: batching.moe_experts, batching.moe_active_experts: a token goes to "
+       "between 1 and moe_experts experts (0 and 0 for a dense model), not 9 of 8",
+       [](K& k) { k.moe_active_experts = 8; }},
+      {"an expert's read on a dense model",
+       {.max_model_len = std::nullopt, .step_expert_s = 1e-4},
+       "settings.json: batching.step_expert_s, batching.moe_experts: step_expert_s needs "
+       "moe_experts: a dense model reads no expert",
+       [](K& k) { k.step_expert_s = 0; }},
       {"a maximum power below the idle power",
        {.max_model_len = std::nullopt, .gpu_idle_w = 300, .gpu_max_w = 299.5},
        "settings.json: batching.gpu_max_w, batching.gpu_idle_w: gpu_max_w must not be below "
@@ -161,6 +171,7 @@ TEST(BatchingKnobs, NegativeCostsAndPowersAreRefused) {
       {"step_prefill_pair_s", &BatchingKnobs::step_prefill_pair_s},
       {"step_decode_token_s", &BatchingKnobs::step_decode_token_s},
       {"step_decode_context_s", &BatchingKnobs::step_decode_context_s},
+      {"step_weights_s", &BatchingKnobs::step_weights_s},
       {"gpu_idle_w", &BatchingKnobs::gpu_idle_w},
       {"gpu_max_w", &BatchingKnobs::gpu_max_w},
   };

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -554,6 +555,47 @@ TEST(BatchingServer, LockstepReplicasStepUntilTheLatestEnd) {
   EXPECT_EQ(run.harness.busy_periods[0].to, t(1'020'000));
   EXPECT_EQ(run.harness.busy_periods[1].to, t(1'020'000));
   EXPECT_EQ(run.server.usage(t(3'000'000)).busy, d(1'020'000 * 2 + 1'004'000));
+}
+
+// The step cost's extensions (model/step_cost.hpp) in the server: with 8 of
+// 16 experts a token and ce = 100 us an expert read, lockstep replicas share
+// the round's tokens. A (p = 4) and B (p = 20) step together: 24 tokens touch
+// 16 (1 - (1/2)^24) experts, each replica reading half: X = 8 (1 - 2^-24)
+// and a step of c0 + cp P + ce X. A alone would read 8 (1 - 2^-4) = 7.5.
+TEST(BatchingServer, LockstepReplicasReadTheExpertsTheRoundsTokensTouch) {
+  BatchingKnobs k = small({.replicas = 2, .lockstep = true});
+  k.moe_experts = 16;
+  k.moe_active_experts = 8;
+  k.step_expert_s = 1e-4;
+  const Served run(k, {fed(0, 4, 1), fed(0, 20, 1)});
+  const double x = 8 * (1 - std::pow(0.5, 24));
+  const double b = 1e-3 + 20e-6 + 1e-4 * x;  // B's step, the longer
+  EXPECT_EQ(run[0].finish, t(std::llround(b * 1e9)));
+  EXPECT_EQ(run[1].finish, t(std::llround(b * 1e9)));
+  ASSERT_EQ(run.steps().size(), 2u);
+  EXPECT_EQ(run.steps()[0].expert_tokens, 24u);
+  EXPECT_EQ(run.steps()[0].expert_share, 2u);
+  // Alone, one replica reads what its own tokens touch.
+  BatchingKnobs alone = k;
+  alone.replicas = 1;
+  alone.lockstep = false;
+  const Served one(alone, {fed(0, 4, 1)});
+  EXPECT_EQ(one[0].finish,
+            t(std::llround((1e-3 + 4e-6 + 1e-4 * 16 * (1 - std::pow(0.5, 4))) * 1e9)));
+}
+
+// With the roofline a step is c0 plus the larger of its memory side (here
+// the weights' read, cw = 2 ms) and its compute side (1 us a prefill token):
+// a prompt of 20 is memory-bound (2 ms > 20 us), not the sum.
+TEST(BatchingServer, TheRooflineFormTakesTheLargerSide) {
+  BatchingKnobs k = small();
+  k.step_weights_s = 2e-3;
+  k.step_roofline = true;
+  const Served run(k, {fed(0, 20, 1)});
+  EXPECT_EQ(run[0].finish, t(1'000'000 + 2'000'000));
+  k.step_roofline = false;
+  const Served sum(k, {fed(0, 20, 1)});
+  EXPECT_EQ(sum[0].finish, t(1'000'000 + 20'000 + 2'000'000));
 }
 
 // Lockstep with async: A (p = 4, o = 2) on replica 0, B (p = 20, o = 1) on

@@ -287,8 +287,8 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
   ASSERT_TRUE(setup.kv_blocks_known);
   ASSERT_EQ(setup.knobs.kv_blocks, 20000);
   const BatchingFit fit = fit_batching(replay, setup);
-  for (std::size_t i = 0; i < kStepCoefficients; ++i) {
-    EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepCoefficientKeys[i];
+  for (std::size_t i = 0; i < kStepTerms; ++i) {
+    EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepTermKeys[i];
   }
   EXPECT_LT(fit.loss.total, 1e-8);
 }

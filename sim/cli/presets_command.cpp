@@ -1,0 +1,327 @@
+#include "cli/presets_command.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/command_options.hpp"
+#include "cli/data_files.hpp"
+#include "cli/option_parsing.hpp"
+#include "core/input_error.hpp"
+#include "report/measured_report.hpp"
+#include "report/run_folder.hpp"
+#include "scenario/hardware_model.hpp"
+#include "scenario/hardware_runs.hpp"
+#include "scenario/settings.hpp"
+
+namespace infersim {
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: infersim presets derive --gpu GPU --model MODEL [--tp N] [--dp N]\n"
+    "                               [--max-num-seqs N] [--max-num-batched-tokens N]\n"
+    "       infersim presets derive --all --write DIR\n"
+    "       infersim presets fit --measured RUN [--measured RUN ...] [--gpu GPU]\n"
+    "                            [--form roofline|sum] [--write FILE] [-j N]\n"
+    "       infersim presets predict --measured RUN [--measured RUN ...] [--gpu GPU]\n"
+    "       infersim presets validate --measured RUN [--measured RUN ...] [--gpu GPU]\n"
+    "                            [--form roofline|sum] [-j N]\n"
+    "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
+    "factors are settings/hardware/efficiency.json's.\n";
+
+// The least KV a replica must hold: one request of 32k tokens (vLLM refuses
+// to start with less than max_model_len).
+constexpr std::int64_t kLeastKvTokens = 32768;
+
+std::string hardware_folder() {
+  const DataFile f = find_data_file("settings/hardware/gpus.json");
+  if (!f.found) {
+    throw InputError("settings/hardware/gpus.json", 0, "",
+                     "not found (looked in the current "
+                     "folder, the source tree and the "
+                     "installed data folder)");
+  }
+  return std::filesystem::path(f.path).parent_path().string();
+}
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", v);
+  return text;
+}
+
+// Four significant digits, as the preset files hold them.
+double rounded(double v) {
+  return std::stod(number(v));
+}
+
+nlohmann::ordered_json preset_json(const GpuSpec& gpu, const ModelSpec& model,
+                                   const Deployment& deployment, const BatchingKnobs& k,
+                                   const HardwareCatalog& catalog) {
+  nlohmann::ordered_json doc;
+  doc["meta"]["preset"] = gpu.name + "-" + model.name;
+  doc["meta"]["gpu"] = gpu.title;
+  doc["meta"]["model"] = model.hf_id;
+  doc["meta"]["tensor_parallel"] = deployment.tensor_parallel;
+  doc["meta"]["step_costs"] = "derived";
+  doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
+                               {"weights", catalog.efficiency.weights},
+                               {"kv", catalog.efficiency.kv},
+                               {"compute", catalog.efficiency.compute},
+                               {"attention", catalog.efficiency.attention},
+                               {"link", catalog.efficiency.link},
+                               {"fitted_on", catalog.efficiency_note}};
+  doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
+                              model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
+                              " (settings/presets/README.md)";
+  doc["server"]["kind"] = "batching";
+  auto& b = doc["batching"];
+  if (k.replicas > 1) b["replicas"] = k.replicas;
+  b["max_num_seqs"] = k.max_num_seqs;
+  b["max_num_batched_tokens"] = k.max_num_batched_tokens;
+  b["block_tokens"] = k.block_tokens;
+  b["kv_blocks"] = k.kv_blocks;
+  b["max_model_len"] = k.model_len();
+  const StepCoefficients c = coefficients_of(k);
+  for (std::size_t i = 0; i < kStepTerms; ++i) {
+    if (c[i] != 0 || i < kStepWeights) b[kStepTermKeys[i]] = rounded(c[i]);
+  }
+  b["step_roofline"] = k.step_roofline;
+  if (k.moe_experts > 0) {
+    b["moe_experts"] = k.moe_experts;
+    b["moe_active_experts"] = k.moe_active_experts;
+  }
+  if (k.lockstep) b["lockstep"] = true;
+  b["gpu_idle_w"] = rounded(k.gpu_idle_w);
+  b["gpu_max_w"] = rounded(k.gpu_max_w);
+  return doc;
+}
+
+// The smallest tensor parallelism of 1, 2, 4, 8 at which the KV cache holds
+// kLeastKvTokens; 0 when none does.
+std::int64_t least_tensor_parallel(const GpuSpec& gpu, const ModelSpec& model,
+                                   Deployment deployment) {
+  fill_engine_defaults(gpu, deployment);
+  for (std::int64_t tp = 1; tp <= 8; tp *= 2) {
+    deployment.tensor_parallel = tp;
+    if (kv_blocks_of(gpu, model, deployment) * deployment.block_tokens >= kLeastKvTokens) {
+      return tp;
+    }
+  }
+  return 0;
+}
+
+std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int64_t least) {
+  const std::string text = vm[flag].as<std::string>();
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < least) {
+    throw InputError(
+        "", 0, std::string("--") + flag,
+        "expected a whole number of at least " + std::to_string(least) + ", got '" + text + "'");
+  }
+  return v;
+}
+
+int derive(const po::variables_map& vm, std::ostream& out) {
+  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  if (vm.count("all")) {
+    if (!vm.count("write")) throw InputError("", 0, "--write", "missing: --all writes a folder");
+    const std::filesystem::path folder = vm["write"].as<std::string>();
+    std::filesystem::create_directories(folder);
+    for (const auto& [gname, gpu] : catalog.gpus) {
+      for (const auto& [mname, model] : catalog.models) {
+        Deployment d;
+        d.tensor_parallel = least_tensor_parallel(gpu, model, d);
+        if (d.tensor_parallel == 0) continue;
+        const BatchingKnobs k = derive_knobs(gpu, model, d, catalog.efficiency);
+        const std::string path = (folder / (gname + "-" + mname + ".json")).string();
+        write_file_atomically(path, preset_json(gpu, model, d, k, catalog).dump(2) + "\n");
+        out << path << ": TP " << d.tensor_parallel << ", " << k.kv_blocks << " KV blocks\n";
+      }
+    }
+    return 0;
+  }
+  for (const char* flag : {"gpu", "model"}) {
+    if (!vm.count(flag)) throw InputError("", 0, std::string("--") + flag, "missing");
+  }
+  const GpuSpec& gpu = catalog.gpu(vm["gpu"].as<std::string>(), "--gpu");
+  const ModelSpec& model = catalog.model(vm["model"].as<std::string>(), "--model");
+  Deployment d;
+  if (vm.count("max-num-seqs")) d.max_num_seqs = whole_flag(vm, "max-num-seqs", 1);
+  if (vm.count("max-num-batched-tokens")) {
+    d.max_num_batched_tokens = whole_flag(vm, "max-num-batched-tokens", 1);
+  }
+  if (vm.count("dp")) d.data_parallel = whole_flag(vm, "dp", 1);
+  d.tensor_parallel =
+      vm.count("tp") ? whole_flag(vm, "tp", 1) : least_tensor_parallel(gpu, model, d);
+  if (d.tensor_parallel == 0) {
+    throw InputError("", 0, "--tp",
+                     model.name + " leaves less than " + std::to_string(kLeastKvTokens) +
+                         " tokens of KV cache on up to 8 " + gpu.name + "s");
+  }
+  const BatchingKnobs k = derive_knobs(gpu, model, d, catalog.efficiency);
+  const std::string text = preset_json(gpu, model, d, k, catalog).dump(2) + "\n";
+  if (vm.count("write")) {
+    write_file_atomically(vm["write"].as<std::string>(), text);
+    out << vm["write"].as<std::string>() << '\n';
+  } else {
+    out << text;
+  }
+  return 0;
+}
+
+std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
+                                       const HardwareCatalog& catalog) {
+  if (!vm.count("measured")) {
+    throw InputError("", 0, "--measured", "missing: name at least one measured run folder");
+  }
+  const std::optional<std::string> gpu =
+      vm.count("gpu") ? std::optional<std::string>(vm["gpu"].as<std::string>()) : std::nullopt;
+  bool roofline = true;
+  if (vm.count("form")) {
+    const std::string form = vm["form"].as<std::string>();
+    if (form != "roofline" && form != "sum") {
+      throw InputError("", 0, "--form", "must be roofline or sum, not '" + form + "'");
+    }
+    roofline = form == "roofline";
+  }
+  std::vector<HardwareRunSource> runs;
+  for (const std::string& dir : vm["measured"].as<std::vector<std::string>>())
+    runs.push_back(load_hardware_run(dir, catalog, gpu, std::nullopt, roofline));
+  return runs;
+}
+
+std::string factors_text(const Efficiency& e) {
+  return "overhead " + number(e.overhead_s * 1e3) + " ms, weights " + number(e.weights) + ", kv " +
+         number(e.kv) + ", compute " + number(e.compute) + ", attention " + number(e.attention) +
+         ", link " + number(e.link);
+}
+
+int fit(const po::variables_map& vm, std::ostream& out) {
+  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
+  BatchingFitOptions options;
+  options.threads = threads_from(vm);
+  const EfficiencyFit fit = fit_efficiency(hardware_runs(runs), options);
+  out << "Efficiency factors fitted on " << runs.size() << " run" << (runs.size() == 1 ? "" : "s")
+      << " (" << fit.replays << " replays, " << number(fit.seconds)
+      << " s): " << factors_text(fit.factors) << ".\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    out << "\n"
+        << runs[i].name << " (" << runs[i].gpu.name << ", " << runs[i].model.name << ", TP "
+        << runs[i].deployment.tensor_parallel << ", " << runs[i].knobs.replicas
+        << " replica(s)), loss " << number(fit.losses[i].total) << " (in-sample):\n";
+    out << measured_table_text(predict_run(runs[i], fit.factors));
+  }
+  if (vm.count("write")) {
+    nlohmann::ordered_json doc;
+    doc["meta"]["what"] =
+        "Shares of the datasheet roofs a vLLM engine reaches, and its fixed overhead a step, "
+        "fitted by infersim presets fit";
+    std::string names;
+    for (const HardwareRunSource& r : runs)
+      names += (names.empty() ? "" : ", ") + r.name;
+    doc["fitted_on"] = names;
+    doc["factors"] = {{"overhead_s", fit.factors.overhead_s},
+                      {"weights", fit.factors.weights},
+                      {"kv", fit.factors.kv},
+                      {"compute", fit.factors.compute},
+                      {"attention", fit.factors.attention},
+                      {"link", fit.factors.link}};
+    write_file_atomically(vm["write"].as<std::string>(), doc.dump(2) + "\n");
+    out << "\nFactors: " << vm["write"].as<std::string>() << '\n';
+  }
+  return 0;
+}
+
+// The catalog's factors (the presets') against runs nothing was fitted on.
+int predict(const po::variables_map& vm, std::ostream& out) {
+  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
+  out << "Predicted from settings/hardware/efficiency.json ("
+      << (catalog.efficiency_note.empty() ? "no note" : catalog.efficiency_note)
+      << "): " << factors_text(catalog.efficiency) << ".\n";
+  for (const HardwareRunSource& r : runs) {
+    out << "\n"
+        << r.name << " (" << r.gpu.name << ", " << r.model.name << ", TP "
+        << r.deployment.tensor_parallel << ", KV blocks " << r.knobs.kv_blocks
+        << (r.kv_blocks_recorded ? " as recorded; derived " : " derived; ") << r.kv_blocks_derived
+        << "):\n"
+        << measured_table_text(predict_run(r, catalog.efficiency));
+  }
+  return 0;
+}
+
+int validate(const po::variables_map& vm, std::ostream& out) {
+  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
+  if (runs.size() < 2) {
+    throw InputError("", 0, "--measured", "leaving one run out needs at least two runs");
+  }
+  BatchingFitOptions options;
+  options.threads = threads_from(vm);
+  const std::vector<LeaveOneOut> rows = leave_one_out(runs, catalog.efficiency, options);
+  for (const LeaveOneOut& r : rows)
+    out << r.run << ": fitted on the others: " << factors_text(r.factors) << ".\n";
+  out << "\nPredicted with nothing fitted on the run, against the preset's factors ("
+      << (catalog.efficiency_note.empty() ? "settings/hardware/efficiency.json"
+                                          : catalog.efficiency_note)
+      << ") and the in-sample fit:\n\n"
+      << leave_one_out_table(rows);
+  return 0;
+}
+
+}  // namespace
+
+int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
+                        std::ostream& err) {
+  (void)err;
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    out << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string verb = args[0];
+  if (verb != "derive" && verb != "fit" && verb != "predict" && verb != "validate") {
+    throw InputError("", 0, "presets",
+                     "expected derive, fit, predict or validate, not '" + verb + "'");
+  }
+  po::options_description options("presets options");
+  options.add_options()("help,h", "show this help")("gpu", po::value<std::string>(),
+                                                    "a GPU of settings/hardware/gpus.json")(
+      "model", po::value<std::string>(), "derive: a model of settings/hardware/models.json")(
+      "tp", po::value<std::string>(), "derive: GPUs a replica (the least that holds 32k tokens)")(
+      "dp", po::value<std::string>(), "derive: replicas in lockstep sharing the experts (1)")(
+      "max-num-seqs", po::value<std::string>(), "derive: vLLM's (its default for the GPU)")(
+      "max-num-batched-tokens", po::value<std::string>(), "derive: vLLM's (its default)")(
+      "all", "derive: every GPU and model")("write", po::value<std::string>(),
+                                            "the file (the folder with --all) to write")(
+      "measured", po::value<std::vector<std::string>>(),
+      "fit, predict, validate: a measured run folder")("form", po::value<std::string>(),
+                                                       "fit, validate: roofline or sum (roofline)")(
+      "jobs,j", po::value<std::string>(), "threads for the fits' starts");
+  const po::variables_map vm =
+      parse_options({args.begin() + 1, args.end()}, options, {}, {"presets", "", ""});
+  if (vm.count("help")) {
+    out << kUsage << options;
+    return 0;
+  }
+  if (verb == "derive") return derive(vm, out);
+  if (verb == "fit") return fit(vm, out);
+  if (verb == "predict") return predict(vm, out);
+  return validate(vm, out);
+}
+
+}  // namespace infersim

@@ -1,0 +1,169 @@
+#include "scenario/hardware_runs.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/input_error.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/settings.hpp"
+#include "trace/measured_run_reader.hpp"
+
+namespace infersim {
+
+HardwareRunSource load_hardware_run(const std::filesystem::path& dir,
+                                    const HardwareCatalog& catalog,
+                                    const std::optional<std::string>& gpu,
+                                    const std::optional<std::string>& workload, bool roofline) {
+  const MeasuredRun run = read_measured_run(dir);
+  const std::string meta = (dir / "meta.json").string();
+  HardwareRunSource out;
+  out.name = dir.filename().string();
+  if (out.name.empty()) out.name = dir.parent_path().filename().string();
+  if (!run.engine) throw InputError(meta, 0, "", "missing: the run's model and GPU are read there");
+  const MeasuredEngine& m = *run.engine;
+
+  // The model and the GPU.
+  if (m.model.empty()) throw InputError(meta, 0, "model", "missing");
+  const ModelSpec* model = catalog.model_by_id(m.model);
+  if (model == nullptr) {
+    throw InputError(meta, 0, "model",
+                     "'" + m.model +
+                         "' is not in settings/hardware/models.json (add its "
+                         "config.json figures there)");
+  }
+  out.model = *model;
+  const GpuSpec* found = m.device_name ? catalog.gpu_by_device(*m.device_name) : nullptr;
+  if (found == nullptr && m.device_name) {
+    throw InputError(meta, 0, "hardware.device_name",
+                     "'" + *m.device_name + "' is not in settings/hardware/gpus.json");
+  }
+  if (found == nullptr) {
+    if (!gpu) {
+      throw InputError("", 0, "--gpu",
+                       "missing: " + meta +
+                           " does not record the GPU; name it (e.g. --gpu "
+                           "rtx-pro-6000)");
+    }
+    found = &catalog.gpu(*gpu, "--gpu");
+  }
+  out.gpu = *found;
+
+  // The workload beside the run.
+  std::filesystem::path trace_path;
+  if (workload) {
+    trace_path = *workload;
+  } else if (m.dataset_path) {
+    trace_path =
+        dir.parent_path() / "workloads" / std::filesystem::path(*m.dataset_path).filename();
+  } else {
+    throw InputError(meta, 0, "dataset_path", "missing: give the workload with --trace");
+  }
+  Settings settings;
+  settings.server_kind = "batching";
+  settings.trace_path = trace_path.string();
+  const LoadedTrace loaded = load_trace(settings);
+  out.source = load_measured_source(dir.string(), loaded.trace, loaded.sha256, BatchingKnobs{}, {});
+
+  // The deployment as the run had it.
+  BatchingKnobs& k = out.knobs;
+  k = out.source.engine.knobs;
+  Deployment& d = out.deployment;
+  d.tensor_parallel = m.tensor_parallel_size.value_or(1);
+  d.data_parallel = k.lockstep ? k.replicas : 1;
+  d.max_num_seqs = k.max_num_seqs;
+  d.max_num_batched_tokens = k.max_num_batched_tokens;
+  d.block_tokens = k.block_tokens;
+  d.gpu_memory_utilization = m.gpu_memory_utilization.value_or(0.9);
+  out.kv_blocks_recorded = out.source.engine.kv_blocks_known;
+  out.kv_blocks_derived = kv_blocks_of(out.gpu, out.model, d);
+  if (!out.kv_blocks_recorded) {
+    k.kv_blocks = out.kv_blocks_derived;
+    if (!m.max_model_len)
+      k.max_model_len = std::min(out.model.max_position, k.kv_blocks * k.block_tokens);
+    out.source.engine.kv_blocks_known = true;
+  }
+  k.step_roofline = roofline;
+  k.moe_experts = out.model.experts;
+  k.moe_active_experts = out.model.active_experts;
+  out.map = cost_map(out.gpu, out.model, d);
+  set_coefficients(k, out.map.at(to_vector(Efficiency{})));
+  out.source.engine.knobs = k;
+  return out;
+}
+
+std::vector<HardwareRun> hardware_runs(const std::vector<HardwareRunSource>& runs) {
+  std::vector<HardwareRun> out;
+  for (const HardwareRunSource& r : runs)
+    out.push_back({r.name, &r.source.replay, r.knobs, r.map});
+  return out;
+}
+
+MeasuredReport predict_run(const HardwareRunSource& run, const Efficiency& factors) {
+  BatchingKnobs knobs = run.knobs;
+  set_coefficients(knobs, run.map.at(to_vector(factors)));
+  return compare_replay(run.source.replay, replay_measured(run.source.replay, knobs),
+                        run.source.engine);
+}
+
+std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& runs,
+                                       const Efficiency& preset_factors,
+                                       const BatchingFitOptions& options) {
+  std::vector<LeaveOneOut> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    std::vector<HardwareRun> fitted = hardware_runs(runs);
+    fitted.erase(fitted.begin() + static_cast<std::ptrdiff_t>(i));
+    LeaveOneOut row;
+    row.run = runs[i].name;
+    row.factors = fit_efficiency(fitted, options).factors;
+    row.predicted = predict_run(runs[i], row.factors);
+    row.preset = predict_run(runs[i], preset_factors);
+    const BatchingFit own = fit_batching(runs[i].source.replay, runs[i].source.engine, options);
+    row.in_sample =
+        compare_replay(runs[i].source.replay, replay_measured(runs[i].source.replay, own.knobs),
+                       runs[i].source.engine);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+namespace {
+
+std::string cell(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
+const MeasuredTableRow* row_of(const MeasuredReport& r, const std::string& metric,
+                               const std::string& statistic) {
+  for (const MeasuredTableRow& row : r.table) {
+    if (row.metric == metric && row.statistic == statistic) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
+  std::string out =
+      "| run | figure | vLLM (ms) | left out: fitted on the others | preset's factors | "
+      "in-sample fit | LLMServingSim |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const LeaveOneOut& r : rows) {
+    for (const char* metric : {"TTFT", "TPOT", "Latency"}) {
+      for (const char* statistic : {"Mean", "Median", "P90", "P99"}) {
+        const MeasuredTableRow* p = row_of(r.predicted, metric, statistic);
+        const MeasuredTableRow* s = row_of(r.preset, metric, statistic);
+        const MeasuredTableRow* in = row_of(r.in_sample, metric, statistic);
+        if (p == nullptr || s == nullptr || in == nullptr) continue;
+        const std::optional<double> other = p->other_diff_pct();
+        out += "| " + r.run + " | " + metric + " " + statistic + " | " +
+               cell("%.1f", p->measured_ms) + " | " + cell("%+.1f %%", p->diff_pct()) + " | " +
+               cell("%+.1f %%", s->diff_pct()) + " | " + cell("%+.1f %%", in->diff_pct()) + " | " +
+               (other ? cell("%+.1f %%", *other) : std::string("—")) + " |\n";
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace infersim

@@ -1,0 +1,71 @@
+// Measured runs read as points of the hardware model (scenario/hardware_model):
+// each run's GPU (meta.json's device name, else the one given), model
+// (meta.json's Hugging Face id), deployment (its tensor and data
+// parallelism and engine limits) and workload (meta.json's dataset_path,
+// looked for beside the run's folder), so that efficiency factors can be
+// fitted across runs and a run predicted from factors fitted on the others.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/batching_knobs.hpp"
+#include "report/measured_report.hpp"
+#include "scenario/batching_calibration.hpp"
+#include "scenario/hardware_model.hpp"
+#include "scenario/measured_replay.hpp"
+
+namespace infersim {
+
+struct HardwareRunSource {
+  std::string name;  // the run folder's name
+  MeasuredSource source;
+  GpuSpec gpu;
+  ModelSpec model;
+  Deployment deployment;
+  BatchingKnobs knobs;  // the engine's, with the model's experts, the form and the KV blocks
+  CostMap map;
+  bool kv_blocks_recorded = false;     // meta.json gave num_gpu_blocks
+  std::int64_t kv_blocks_derived = 0;  // the hardware model's count
+};
+
+// Reads `dir` and its workload (`workload` when given, else meta.json's
+// dataset_path's file name in the folder `workloads` beside the run's). The
+// GPU is meta.json's hardware.device_name when recorded, else `gpu` (an
+// InputError naming --gpu when neither). `roofline` picks the step cost's
+// form. Throws InputError naming meta.json for a model the catalog does not
+// hold.
+HardwareRunSource load_hardware_run(const std::filesystem::path& dir,
+                                    const HardwareCatalog& catalog,
+                                    const std::optional<std::string>& gpu,
+                                    const std::optional<std::string>& workload, bool roofline);
+
+// The runs as fit_efficiency takes them.
+std::vector<HardwareRun> hardware_runs(const std::vector<HardwareRunSource>& runs);
+
+// A run replayed with the knobs the factors give it, against its measured
+// figures.
+MeasuredReport predict_run(const HardwareRunSource& run, const Efficiency& factors);
+
+// Leave-one-run-out: for each run, the factors fitted on the others and its
+// figures predicted from them; with the catalog's factors (the presets'),
+// and the run's own in-sample fit of section 5's coefficients beside them.
+struct LeaveOneOut {
+  std::string run;
+  Efficiency factors;        // fitted on the other runs
+  MeasuredReport predicted;  // from them
+  MeasuredReport preset;     // from the catalog's factors
+  MeasuredReport in_sample;  // calibrate's fit on the run itself
+};
+std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& runs,
+                                       const Efficiency& preset_factors,
+                                       const BatchingFitOptions& options);
+
+// The leave-one-out table: a row a run and figure (TTFT, TPOT and latency:
+// mean, median, p90, p99), the measured value and each way's error in percent,
+// LLMServingSim's beside them when the run publishes it.
+std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows);
+
+}  // namespace infersim
