@@ -36,9 +36,11 @@ constexpr const char* kUsage =
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
     "factors are settings/hardware/efficiency.json's.\n";
 
-// The least KV a replica must hold: one request of 32k tokens (vLLM refuses
-// to start with less than max_model_len).
-constexpr std::int64_t kLeastKvTokens = 32768;
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", v);
+  return text;
+}
 
 std::string hardware_folder() {
   const DataFile f = find_data_file("settings/hardware/gpus.json");
@@ -49,73 +51,6 @@ std::string hardware_folder() {
                      "installed data folder)");
   }
   return std::filesystem::path(f.path).parent_path().string();
-}
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", v);
-  return text;
-}
-
-// Four significant digits, as the preset files hold them.
-double rounded(double v) {
-  return std::stod(number(v));
-}
-
-nlohmann::ordered_json preset_json(const GpuSpec& gpu, const ModelSpec& model,
-                                   const Deployment& deployment, const BatchingKnobs& k,
-                                   const HardwareCatalog& catalog) {
-  nlohmann::ordered_json doc;
-  doc["meta"]["preset"] = gpu.name + "-" + model.name;
-  doc["meta"]["gpu"] = gpu.title;
-  doc["meta"]["model"] = model.hf_id;
-  doc["meta"]["tensor_parallel"] = deployment.tensor_parallel;
-  doc["meta"]["step_costs"] = "derived";
-  doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
-                               {"weights", catalog.efficiency.weights},
-                               {"kv", catalog.efficiency.kv},
-                               {"compute", catalog.efficiency.compute},
-                               {"attention", catalog.efficiency.attention},
-                               {"link", catalog.efficiency.link},
-                               {"fitted_on", catalog.efficiency_note}};
-  doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
-                              model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
-                              " (settings/presets/README.md)";
-  doc["server"]["kind"] = "batching";
-  auto& b = doc["batching"];
-  if (k.replicas > 1) b["replicas"] = k.replicas;
-  b["max_num_seqs"] = k.max_num_seqs;
-  b["max_num_batched_tokens"] = k.max_num_batched_tokens;
-  b["block_tokens"] = k.block_tokens;
-  b["kv_blocks"] = k.kv_blocks;
-  b["max_model_len"] = k.model_len();
-  const StepCoefficients c = coefficients_of(k);
-  for (std::size_t i = 0; i < kStepTerms; ++i) {
-    if (c[i] != 0 || i < kStepWeights) b[kStepTermKeys[i]] = rounded(c[i]);
-  }
-  b["step_roofline"] = k.step_roofline;
-  if (k.moe_experts > 0) {
-    b["moe_experts"] = k.moe_experts;
-    b["moe_active_experts"] = k.moe_active_experts;
-  }
-  if (k.lockstep) b["lockstep"] = true;
-  b["gpu_idle_w"] = rounded(k.gpu_idle_w);
-  b["gpu_max_w"] = rounded(k.gpu_max_w);
-  return doc;
-}
-
-// The smallest tensor parallelism of 1, 2, 4, 8 at which the KV cache holds
-// kLeastKvTokens; 0 when none does.
-std::int64_t least_tensor_parallel(const GpuSpec& gpu, const ModelSpec& model,
-                                   Deployment deployment) {
-  fill_engine_defaults(gpu, deployment);
-  for (std::int64_t tp = 1; tp <= 8; tp *= 2) {
-    deployment.tensor_parallel = tp;
-    if (kv_blocks_of(gpu, model, deployment) * deployment.block_tokens >= kLeastKvTokens) {
-      return tp;
-    }
-  }
-  return 0;
 }
 
 std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int64_t least) {
@@ -148,7 +83,7 @@ int derive(const po::variables_map& vm, std::ostream& out) {
         if (d.tensor_parallel == 0) continue;
         const BatchingKnobs k = derive_knobs(gpu, model, d, catalog.efficiency);
         const std::string path = (folder / (gname + "-" + mname + ".json")).string();
-        write_file_atomically(path, preset_json(gpu, model, d, k, catalog).dump(2) + "\n");
+        write_file_atomically(path, preset_document(gpu, model, d, k, catalog).dump(2) + "\n");
         out << path << ": TP " << d.tensor_parallel << ", " << k.kv_blocks << " KV blocks\n";
       }
     }
@@ -173,7 +108,7 @@ int derive(const po::variables_map& vm, std::ostream& out) {
                          " tokens of KV cache on up to 8 " + gpu.name + "s");
   }
   const BatchingKnobs k = derive_knobs(gpu, model, d, catalog.efficiency);
-  const std::string text = preset_json(gpu, model, d, k, catalog).dump(2) + "\n";
+  const std::string text = preset_document(gpu, model, d, k, catalog).dump(2) + "\n";
   if (vm.count("write")) {
     write_file_atomically(vm["write"].as<std::string>(), text);
     out << vm["write"].as<std::string>() << '\n';
@@ -190,7 +125,7 @@ std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
   }
   const std::optional<std::string> gpu =
       vm.count("gpu") ? std::optional<std::string>(vm["gpu"].as<std::string>()) : std::nullopt;
-  bool roofline = true;
+  bool roofline = catalog.efficiency.roofline;
   if (vm.count("form")) {
     const std::string form = vm["form"].as<std::string>();
     if (form != "roofline" && form != "sum") {
@@ -215,7 +150,8 @@ int fit(const po::variables_map& vm, std::ostream& out) {
   const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
   BatchingFitOptions options;
   options.threads = threads_from(vm);
-  const EfficiencyFit fit = fit_efficiency(hardware_runs(runs), options);
+  EfficiencyFit fit = fit_efficiency(hardware_runs(runs), options);
+  fit.factors.roofline = runs.front().knobs.step_roofline;
   out << "Efficiency factors fitted on " << runs.size() << " run" << (runs.size() == 1 ? "" : "s")
       << " (" << fit.replays << " replays, " << number(fit.seconds)
       << " s): " << factors_text(fit.factors) << ".\n";
@@ -235,6 +171,7 @@ int fit(const po::variables_map& vm, std::ostream& out) {
     for (const HardwareRunSource& r : runs)
       names += (names.empty() ? "" : ", ") + r.name;
     doc["fitted_on"] = names;
+    doc["form"] = runs.front().knobs.step_roofline ? "roofline" : "sum";
     doc["factors"] = {{"overhead_s", fit.factors.overhead_s},
                       {"weights", fit.factors.weights},
                       {"kv", fit.factors.kv},
@@ -309,8 +246,8 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
       "all", "derive: every GPU and model")("write", po::value<std::string>(),
                                             "the file (the folder with --all) to write")(
       "measured", po::value<std::vector<std::string>>(),
-      "fit, predict, validate: a measured run folder")("form", po::value<std::string>(),
-                                                       "fit, validate: roofline or sum (roofline)")(
+      "fit, predict, validate: a measured run folder")(
+      "form", po::value<std::string>(), "fit, validate: roofline or sum (efficiency.json's)")(
       "jobs,j", po::value<std::string>(), "threads for the fits' starts");
   const po::variables_map vm =
       parse_options({args.begin() + 1, args.end()}, options, {}, {"presets", "", ""});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
@@ -66,7 +67,7 @@ EfficiencyVector to_vector(const Efficiency& e) {
 }
 
 Efficiency from_vector(const EfficiencyVector& v) {
-  return {v[0], 1 / v[1], 1 / v[2], 1 / v[3], 1 / v[4], 1 / v[5]};
+  return {v[0], 1 / v[1], 1 / v[2], 1 / v[3], 1 / v[4], 1 / v[5], false};
 }
 
 void fill_engine_defaults(const GpuSpec& gpu, Deployment& deployment) {
@@ -191,13 +192,80 @@ BatchingKnobs derive_knobs(const GpuSpec& gpu, const ModelSpec& model,
   }
   k.max_model_len = std::min(model.max_position, k.kv_blocks * k.block_tokens);
   set_coefficients(k, cost_map(gpu, model, deployment).at(to_vector(efficiency)));
-  k.step_roofline = true;
+  k.step_roofline = efficiency.roofline;
+  k.async_scheduling = true;
   k.moe_experts = model.experts;
   k.moe_active_experts = model.active_experts;
   const double tp = d(deployment.tensor_parallel);
   k.gpu_max_w = tp * gpu.tdp_w;
   k.gpu_idle_w = tp * gpu.tdp_w * kIdleShareOfTdp;
   return k;
+}
+
+namespace {
+
+// Four significant digits, as the preset files hold them.
+double rounded(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", v);
+  return std::stod(text);
+}
+
+}  // namespace
+
+nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& model,
+                                       const Deployment& deployment, const BatchingKnobs& k,
+                                       const HardwareCatalog& catalog) {
+  nlohmann::ordered_json doc;
+  doc["meta"]["preset"] = gpu.name + "-" + model.name;
+  doc["meta"]["gpu"] = gpu.title;
+  doc["meta"]["model"] = model.hf_id;
+  doc["meta"]["tensor_parallel"] = deployment.tensor_parallel;
+  doc["meta"]["step_costs"] = "derived";
+  doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
+                               {"weights", catalog.efficiency.weights},
+                               {"kv", catalog.efficiency.kv},
+                               {"compute", catalog.efficiency.compute},
+                               {"attention", catalog.efficiency.attention},
+                               {"link", catalog.efficiency.link},
+                               {"fitted_on", catalog.efficiency_note}};
+  doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
+                              model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
+                              " (settings/presets/README.md)";
+  doc["server"]["kind"] = "batching";
+  auto& b = doc["batching"];
+  if (k.replicas > 1) b["replicas"] = k.replicas;
+  b["max_num_seqs"] = k.max_num_seqs;
+  b["max_num_batched_tokens"] = k.max_num_batched_tokens;
+  b["block_tokens"] = k.block_tokens;
+  b["kv_blocks"] = k.kv_blocks;
+  b["max_model_len"] = k.model_len();
+  const StepCoefficients c = coefficients_of(k);
+  for (std::size_t i = 0; i < kStepTerms; ++i) {
+    if (c[i] != 0 || i < kStepWeights) b[kStepTermKeys[i]] = rounded(c[i]);
+  }
+  b["step_roofline"] = k.step_roofline;
+  b["async_scheduling"] = k.async_scheduling;
+  if (k.moe_experts > 0) {
+    b["moe_experts"] = k.moe_experts;
+    b["moe_active_experts"] = k.moe_active_experts;
+  }
+  if (k.lockstep) b["lockstep"] = true;
+  b["gpu_idle_w"] = rounded(k.gpu_idle_w);
+  b["gpu_max_w"] = rounded(k.gpu_max_w);
+  return doc;
+}
+
+std::int64_t least_tensor_parallel(const GpuSpec& gpu, const ModelSpec& model,
+                                   Deployment deployment) {
+  fill_engine_defaults(gpu, deployment);
+  for (std::int64_t tp = 1; tp <= 8; tp *= 2) {
+    deployment.tensor_parallel = tp;
+    if (kv_blocks_of(gpu, model, deployment) * deployment.block_tokens >= kLeastKvTokens) {
+      return tp;
+    }
+  }
+  return 0;
 }
 
 // The catalog's files.
@@ -233,7 +301,9 @@ class Fields {
     if (!it->is_number()) fail(key, "expected a number, got " + it->dump());
     const double v = it->get<double>();
     if (!std::isfinite(v) || v < least) {
-      fail(key, "must be at least " + json(least).dump() + ", not " + it->dump());
+      char bound[32];
+      std::snprintf(bound, sizeof(bound), "%g", least);
+      fail(key, std::string("must be at least ") + bound + ", not " + it->dump());
     }
     return v;
   }
@@ -349,6 +419,11 @@ HardwareCatalog load_hardware(const std::string& folder) {
   }
   const std::string efficiency_path = folder + "/efficiency.json";
   const json efficiency = read_json_file(efficiency_path);
+  const auto form = efficiency.find("form");
+  if (form == efficiency.end() || !form->is_string() || (*form != "sum" && *form != "roofline")) {
+    throw InputError(efficiency_path, 0, "form", "expected \"sum\" or \"roofline\"");
+  }
+  c.efficiency.roofline = *form == "roofline";
   Fields f(section(efficiency, "factors", efficiency_path), efficiency_path, "factors");
   c.efficiency.overhead_s = f.real("overhead_s", 0);
   c.efficiency.weights = f.real("weights", 1e-3);

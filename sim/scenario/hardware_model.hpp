@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "model/batching_knobs.hpp"
 #include "model/step_cost.hpp"
 
@@ -69,6 +71,9 @@ struct Efficiency {
   double compute = 0.5;    // compute share of the tokens' GEMMs
   double attention = 0.5;  // compute share of prefill attention
   double link = 0.5;  // share of the GPU link's bandwidth (and of its latency) collectives reach
+  // The step cost's form the factors were fitted with (and presets use):
+  // the roofline, or section 5's sum.
+  bool roofline = false;
 };
 // The fitted parameters θ, in the order of Efficiency's fields:
 // (overhead_s, 1/weights, 1/kv, 1/compute, 1/attention, 1/link). The step
@@ -120,8 +125,10 @@ struct CostMap {
 CostMap cost_map(const GpuSpec& gpu, const ModelSpec& model, const Deployment& deployment);
 
 // The whole replica: the deployment's limits, the KV blocks, max_model_len
-// (min(context, K B)), the roofline cost, the experts, the power (TDP a GPU
-// stepping, 15 % of it idle). Throws InputError when the weights do not fit.
+// (min(context, K B)), the step cost in the factors' form, the experts,
+// asynchronous scheduling (vLLM's default since 0.10, as the factors were
+// fitted), the power (TDP a GPU stepping, 15 % of it idle). Throws
+// InputError when the weights do not fit.
 BatchingKnobs derive_knobs(const GpuSpec& gpu, const ModelSpec& model, const Deployment& deployment,
                            const Efficiency& efficiency);
 
@@ -143,5 +150,20 @@ struct HardwareCatalog {
   const GpuSpec* gpu_by_device(const std::string& device_name) const;
 };
 HardwareCatalog load_hardware(const std::string& folder);
+
+// The least KV a replica must hold: one request of 32k tokens (vLLM refuses
+// to start when its cache cannot hold one request of max_model_len).
+inline constexpr std::int64_t kLeastKvTokens = 32768;
+// The smallest tensor parallelism of 1, 2, 4, 8 at which the KV cache holds
+// kLeastKvTokens; 0 when none does.
+std::int64_t least_tensor_parallel(const GpuSpec& gpu, const ModelSpec& model,
+                                   Deployment deployment);
+
+// A preset file: `meta` (the pair, the tensor parallelism, the factors and
+// the command that derived it, which the settings reader skips), the server
+// kind and the batching knobs, costs and powers to four significant digits.
+nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& model,
+                                       const Deployment& deployment, const BatchingKnobs& knobs,
+                                       const HardwareCatalog& catalog);
 
 }  // namespace infersim

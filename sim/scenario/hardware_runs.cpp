@@ -101,6 +101,7 @@ std::vector<HardwareRun> hardware_runs(const std::vector<HardwareRunSource>& run
 MeasuredReport predict_run(const HardwareRunSource& run, const Efficiency& factors) {
   BatchingKnobs knobs = run.knobs;
   set_coefficients(knobs, run.map.at(to_vector(factors)));
+  knobs.step_roofline = factors.roofline;
   return compare_replay(run.source.replay, replay_measured(run.source.replay, knobs),
                         run.source.engine);
 }
@@ -115,6 +116,7 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& run
     LeaveOneOut row;
     row.run = runs[i].name;
     row.factors = fit_efficiency(fitted, options).factors;
+    row.factors.roofline = runs[i].knobs.step_roofline;
     row.predicted = predict_run(runs[i], row.factors);
     row.preset = predict_run(runs[i], preset_factors);
     const BatchingFit own = fit_batching(runs[i].source.replay, runs[i].source.engine, options);
@@ -148,6 +150,8 @@ std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
   std::string out =
       "| run | figure | vLLM (ms) | left out: fitted on the others | preset's factors | "
       "in-sample fit | LLMServingSim |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  double sums[4] = {0, 0, 0, 0};
+  int counts[4] = {0, 0, 0, 0};
   for (const LeaveOneOut& r : rows) {
     for (const char* metric : {"TTFT", "TPOT", "Latency"}) {
       for (const char* statistic : {"Mean", "Median", "P90", "P99"}) {
@@ -156,6 +160,13 @@ std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
         const MeasuredTableRow* in = row_of(r.in_sample, metric, statistic);
         if (p == nullptr || s == nullptr || in == nullptr) continue;
         const std::optional<double> other = p->other_diff_pct();
+        const double errors[4] = {p->diff_pct(), s->diff_pct(), in->diff_pct(),
+                                  other ? *other : 0.0};
+        for (int w = 0; w < 4; ++w) {
+          if (w == 3 && !other) continue;
+          sums[w] += std::fabs(errors[w]);
+          ++counts[w];
+        }
         out += "| " + r.run + " | " + metric + " " + statistic + " | " +
                cell("%.1f", p->measured_ms) + " | " + cell("%+.1f %%", p->diff_pct()) + " | " +
                cell("%+.1f %%", s->diff_pct()) + " | " + cell("%+.1f %%", in->diff_pct()) + " | " +
@@ -163,7 +174,10 @@ std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
       }
     }
   }
-  return out;
+  out += "| every run | mean \\|error\\| | |";
+  for (int w = 0; w < 4; ++w)
+    out += counts[w] > 0 ? " " + cell("%.1f %%", sums[w] / counts[w]) + " |" : " — |";
+  return out + "\n";
 }
 
 }  // namespace infersim
