@@ -10,10 +10,15 @@
 
 #include <array>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/sha256.hpp"
 #include "scenario/batching_calibration.hpp"
+#include "scenario/hardware_model.hpp"
+#include "scenario/hardware_runs.hpp"
 #include "scenario/measured_replay.hpp"
 #include "test_support.hpp"
 #include "trace/trace_reader.hpp"
@@ -102,6 +107,56 @@ TEST(MeasuredValidation, Qwen3_30B_A3B) {
          0.6,
          10});
 }
+
+// The presets' validation (settings/presets/README.md, "The factors and how
+// well they predict"): each run predicted from efficiency factors fitted on
+// the other two. The README's table is these figures as measured; a change
+// of the hardware model or the fit that moves one by more than its rounding
+// fails here, and the README is to be measured again.
+namespace hardware {
+
+const MeasuredTableRow& row(const MeasuredReport& r, const char* metric, const char* statistic) {
+  for (const MeasuredTableRow& x : r.table) {
+    if (x.metric == metric && x.statistic == statistic) return x;
+  }
+  throw std::logic_error("no such row");
+}
+
+TEST(PresetValidation, LeavingOneRunOutGivesTheReadmesTable) {
+  const HardwareCatalog catalog =
+      load_hardware((test::source_dir() / "settings" / "hardware").string());
+  std::vector<HardwareRunSource> runs;
+  for (const char* name : {"RTXPRO6000-Llama-3.1-8B", "RTXPRO6000-Qwen3-32B",
+                           "RTXPRO6000-Qwen3-30B-A3B-Instruct-2507"}) {
+    runs.push_back(load_hardware_run(test::measured_path(name), catalog, "rtx-pro-6000",
+                                     std::nullopt, catalog.efficiency.roofline));
+  }
+  BatchingFitOptions options;
+  options.threads = 2;
+  const std::vector<LeaveOneOut> rows = leave_one_out(runs, catalog.efficiency, options);
+  ASSERT_EQ(rows.size(), 3u);
+  const struct {
+    std::size_t run;
+    const char* metric;
+    const char* statistic;
+    double left_out, preset;  // diff %, as the README gives them
+  } figures[] = {
+      {0, "TTFT", "Mean", 28.9, 0.4},    {0, "TPOT", "Mean", 10.7, -0.3},
+      {0, "Latency", "P99", 15.2, -0.3}, {1, "TTFT", "Mean", -1.1, -0.4},
+      {1, "TPOT", "P99", -1.5, -1.0},    {1, "Latency", "Mean", -0.2, 0.3},
+      {2, "TTFT", "Median", 19.5, 9.3},  {2, "TPOT", "Mean", 0.6, 0.3},
+      {2, "Latency", "P99", 0.7, 0.6},
+  };
+  for (const auto& f : figures) {
+    SCOPED_TRACE(rows[f.run].run + " " + f.metric + " " + f.statistic);
+    EXPECT_NEAR(row(rows[f.run].predicted, f.metric, f.statistic).diff_pct(), f.left_out, 0.051);
+    EXPECT_NEAR(row(rows[f.run].preset, f.metric, f.statistic).diff_pct(), f.preset, 0.051);
+  }
+  EXPECT_NE(leave_one_out_table(rows).find("| every run | mean \\|error\\| | | 8.4 % | 1.1 % |"),
+            std::string::npos);
+}
+
+}  // namespace hardware
 
 }  // namespace
 }  // namespace infersim
