@@ -64,13 +64,13 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
                      "missing: name the workload the run replayed (the token-id JSONL whose line "
                      "i is the run's bench-i)");
   }
-  std::set<std::string> given;
-  Settings settings = settings_from_files(vm, given);
+  GivenKnobs given;  // the keys a file, and those a flag, sets
+  Settings settings = settings_from_files(vm, given.files);
   settings.server_kind = "batching";
   for (const KnobFlag& flag : knob_flags()) {
     if (std::string(flag.key).rfind("batching.", 0) != 0 || !vm.count(flag.flag)) continue;
     set_knob(settings, flag, vm[flag.flag].as<std::string>());
-    given.insert(flag.key);
+    given.flags.insert(flag.key);
   }
   set_setting(settings, "trace.path", vm["trace"].as<std::string>(), "", "--trace");
   settings.trace_sha256.reset();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
 #include <optional>
 #include <set>
 
@@ -24,8 +25,11 @@
 #include "core/input_error.hpp"
 #include "core/version.hpp"
 #include "report/console_report.hpp"
+#include "report/figure_text.hpp"
 #include "report/measured_report.hpp"
 #include "report/run_writer.hpp"
+#include "scenario/hardware_model.hpp"
+#include "scenario/hardware_runs.hpp"
 #include "scenario/measured_comparison.hpp"
 #include "scenario/measured_replay.hpp"
 #include "scenario/scenario.hpp"
@@ -149,15 +153,15 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     return 0;
   }
 
-  std::set<std::string> given;  // the keys a file or a flag sets
-  Settings settings = settings_from_files(vm, given);
+  GivenKnobs given;  // the keys a file, and those a flag, sets
+  Settings settings = settings_from_files(vm, given.files);
   if (const auto mode = mode_from_flags(vm)) set_setting(settings, "run.mode", *mode, "", "--mode");
   if (vm.count("synthetic")) {
     set_setting(settings, "synthetic.sizes", vm["synthetic"].as<std::string>(), "", "--synthetic");
   }
   for (const KnobFlag& flag : knob_flags()) {
     if (!vm.count(flag.flag)) continue;
-    given.insert(flag.key);
+    given.flags.insert(flag.key);
     set_knob_from(settings, vm, flag);
   }
   apply_trace_flags(settings, vm);
@@ -203,17 +207,46 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   if (measured_batching) {
     source = load_measured_source(vm["measured"].as<std::string>(), loaded.trace, loaded.sha256,
                                   settings.batching, given);
+    // A preset derived from the catalog describes its GPU and model at
+    // whatever deployment the run had.
+    if (vm.count("preset") && source->run_folder) {
+      const std::string preset = find_preset_file(vm["preset"].as<std::string>());
+      std::ifstream in(preset);
+      const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+      const auto hardware = doc.is_object() ? doc.find("meta") : doc.end();
+      if (hardware != doc.end() && hardware->contains("hardware")) {
+        const HardwareCatalog catalog = load_hardware(find_hardware_folder());
+        const nlohmann::json& h = (*hardware)["hardware"];
+        derive_at_run(source->engine, catalog.gpu(h.value("gpu", ""), preset),
+                      catalog.model(h.value("model", ""), preset), catalog, given);
+      }
+    }
     settings.batching = source->engine.knobs;
     validate_settings(settings, "");
     out << trace_line(loaded.trace) << '\n';
     out << "Measured: " << source->replay.source << ", " << source->replay.measured.size()
         << " requests at the engine's arrivals; " << source->engine.description << ".\n";
+    for (const std::string& f : source->engine.facts)
+      out << "  engine     " << f << '\n';
     for (const std::string& a : source->engine.assumptions)
       out << "  assumed    " << a << '\n';
   } else if (vm.count("measured")) {
     measured = read_measured_for_replay(vm["measured"].as<std::string>(), settings, loaded.trace);
   }
   if (!source) out << trace_line(loaded.trace) << '\n';
+  // A derived preset used with nothing measured: how far it may be.
+  std::optional<nlohmann::json> preset_error;
+  if (vm.count("preset") && !source) {
+    std::ifstream in(find_preset_file(vm["preset"].as<std::string>()));
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_object() && doc.contains("meta") && doc["meta"].contains("expected_error_pct")) {
+      preset_error = doc["meta"]["expected_error_pct"];
+      out << preset_error_line(vm["preset"].as<std::string>(), preset_error->value("ttft", 0.0),
+                               preset_error->value("tpot", 0.0),
+                               preset_error->value("latency", 0.0))
+          << '\n';
+    }
+  }
   const bool per_request = settings.per_request == "csv";
   ConsoleProgress progress(out, settings);
   const ScenarioResult result =
@@ -244,6 +277,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   document["meta"]["version"] = kVersion;
   document["meta"]["written_at"] = utc_now_iso();
   if (source) document["meta"]["measured"] = vm["measured"].as<std::string>();
+  if (preset_error) {
+    document["meta"]["preset"] = vm["preset"].as<std::string>();
+    document["meta"]["preset_expected_error_pct"] = *preset_error;
+  }
   write_run(folder, document, result.modes(), per_request, {settings.plots == "svg", &err});
   if (comparison) write_measured(folder, result, *comparison);
   if (report) {

@@ -75,6 +75,17 @@ std::string find_settings_file(const std::string& path) {
   return file.path;
 }
 
+std::string find_hardware_folder() {
+  const DataFile f = find_data_file("settings/hardware/gpus.json");
+  if (!f.found) {
+    std::string looked;
+    for (const fs::path& p : f.looked)
+      looked += (looked.empty() ? "" : ", ") + p.string();
+    throw InputError("settings/hardware/gpus.json", 0, "", "not found (looked in " + looked + ")");
+  }
+  return fs::path(f.path).parent_path().string();
+}
+
 std::string find_preset_file(const std::string& name) {
   const std::string path = "settings/presets/" + name + ".json";
   const DataFile file = find_data_file(path);

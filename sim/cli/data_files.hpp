@@ -36,6 +36,10 @@ std::string find_settings_file(const std::string& path);
 // name.
 std::string find_preset_file(const std::string& name);
 
+// The folder of the hardware catalog, settings/hardware/, found as
+// find_data_file says. Throws InputError naming the places looked in.
+std::string find_hardware_folder();
+
 // The settings' trace, found as find_data_file says. Throws InputError, naming
 // every place looked in and trace/fetch, when a trace of trace/ is nowhere.
 void find_trace(Settings& settings);

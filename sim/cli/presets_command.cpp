@@ -42,17 +42,6 @@ std::string number(double v) {
   return text;
 }
 
-std::string hardware_folder() {
-  const DataFile f = find_data_file("settings/hardware/gpus.json");
-  if (!f.found) {
-    throw InputError("settings/hardware/gpus.json", 0, "",
-                     "not found (looked in the current "
-                     "folder, the source tree and the "
-                     "installed data folder)");
-  }
-  return std::filesystem::path(f.path).parent_path().string();
-}
-
 std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int64_t least) {
   const std::string text = vm[flag].as<std::string>();
   std::size_t used = 0;
@@ -71,7 +60,7 @@ std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int6
 }
 
 int derive(const po::variables_map& vm, std::ostream& out) {
-  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  const HardwareCatalog catalog = load_hardware(find_hardware_folder());
   if (vm.count("all")) {
     if (!vm.count("write")) throw InputError("", 0, "--write", "missing: --all writes a folder");
     const std::filesystem::path folder = vm["write"].as<std::string>();
@@ -145,8 +134,8 @@ std::string factors_text(const Efficiency& e) {
          ", link " + number(e.link);
 }
 
-int fit(const po::variables_map& vm, std::ostream& out) {
-  const HardwareCatalog catalog = load_hardware(hardware_folder());
+int fit(const po::variables_map& vm, const std::vector<std::string>& args, std::ostream& out) {
+  const HardwareCatalog catalog = load_hardware(find_hardware_folder());
   const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
   BatchingFitOptions options;
   options.threads = threads_from(vm);
@@ -171,7 +160,23 @@ int fit(const po::variables_map& vm, std::ostream& out) {
     for (const HardwareRunSource& r : runs)
       names += (names.empty() ? "" : ", ") + r.name;
     doc["fitted_on"] = names;
+    std::string command = "infersim presets";
+    for (const std::string& a : args)
+      command += " " + a;
+    doc["command"] = command;
     doc["form"] = runs.front().knobs.step_roofline ? "roofline" : "sum";
+    if (runs.size() >= 2) {
+      // How far a run lands when the others alone fit the factors.
+      const std::vector<LeaveOneOut> rows = leave_one_out(runs, fit.factors, options);
+      const std::map<std::string, double> expected = expected_error_pct(rows);
+      doc["expected_error_pct"] = expected;
+      doc["expected_error_from"] =
+          "leaving one run out: the mean |error| of each run's TTFT, TPOT and latency (mean, "
+          "median, p90, p99) predicted from factors fitted on the others";
+      out << "\nLeaving one run out, mean |error|: TTFT " << number(expected.at("ttft"))
+          << " %, TPOT " << number(expected.at("tpot")) << " %, latency "
+          << number(expected.at("latency")) << " %.\n";
+    }
     doc["factors"] = {{"overhead_s", fit.factors.overhead_s},
                       {"weights", fit.factors.weights},
                       {"kv", fit.factors.kv},
@@ -186,7 +191,7 @@ int fit(const po::variables_map& vm, std::ostream& out) {
 
 // The catalog's factors (the presets') against runs nothing was fitted on.
 int predict(const po::variables_map& vm, std::ostream& out) {
-  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  const HardwareCatalog catalog = load_hardware(find_hardware_folder());
   const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
   out << "Predicted from settings/hardware/efficiency.json ("
       << (catalog.efficiency_note.empty() ? "no note" : catalog.efficiency_note)
@@ -203,7 +208,7 @@ int predict(const po::variables_map& vm, std::ostream& out) {
 }
 
 int validate(const po::variables_map& vm, std::ostream& out) {
-  const HardwareCatalog catalog = load_hardware(hardware_folder());
+  const HardwareCatalog catalog = load_hardware(find_hardware_folder());
   const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
   if (runs.size() < 2) {
     throw InputError("", 0, "--measured", "leaving one run out needs at least two runs");
@@ -256,7 +261,7 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
     return 0;
   }
   if (verb == "derive") return derive(vm, out);
-  if (verb == "fit") return fit(vm, out);
+  if (verb == "fit") return fit(vm, args, out);
   if (verb == "predict") return predict(vm, out);
   return validate(vm, out);
 }

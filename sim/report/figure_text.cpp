@@ -1,4 +1,5 @@
 #include "report/figure_text.hpp"
+#include <cstdio>
 
 #include <algorithm>
 
@@ -273,6 +274,18 @@ std::vector<FigureRow> comparison_rows(const ModeResult& first) {
     if (there) rows.push_back({figure_label(key, kind), key, figure_unit(key)});
   }
   return rows;
+}
+
+std::string preset_error_line(const std::string& preset, double ttft_pct, double tpot_pct,
+                              double latency_pct) {
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "Preset %s: derived from a datasheet and a model's architecture, not measured. "
+                "Its factors predict measured runs they were not fitted on to about %.0f %% "
+                "(TTFT), %.0f %% (TPOT) and %.0f %% (latency) on the GPU they were fitted on; "
+                "expect more on another GPU (settings/presets/README.md).",
+                preset.c_str(), ttft_pct, tpot_pct, latency_pct);
+  return text;
 }
 
 }  // namespace infersim

@@ -85,4 +85,10 @@ std::string ratio_text(std::optional<double> a, std::optional<double> b);
 // hold are left out.
 std::vector<FigureRow> comparison_rows(const ModeResult& first);
 
+// The line a derived preset used with nothing measured gets: its expected
+// error in percent (the mean |error| of runs predicted with factors fitted on
+// the others, settings/presets/README.md), said as what it is.
+std::string preset_error_line(const std::string& preset, double ttft_pct, double tpot_pct,
+                              double latency_pct);
+
 }  // namespace infersim

@@ -469,6 +469,7 @@ div.verdict.met { border-left-color: #1e8449; }
 div.verdict.missed { border-left-color: #c0392b; }
 div.verdict h3 { margin: 8px 0 4px; }
 div.verdict ul { margin: 4px 0 8px; padding-left: 20px; }
+p.warn { border-left: 5px solid #d68910; padding: 4px 12px; background: #fdf2e9; }
 table.knobs th[scope=row] { width: 60%; }
 table.knobs td { text-align: left; }
 table.all td, table.all th { font-size: 0.85rem; padding: 3px 8px; }
@@ -573,6 +574,15 @@ std::string report_html(const nlohmann::ordered_json& settings,
   // The verdict first: an overloaded server above all, then each mode's
   // deadlines, then what produced them.
   page += "<section id=\"verdict\">\n<h2>Verdict</h2>\n";
+  // A derived preset with nothing measured says how far it may be.
+  if (const nlohmann::ordered_json* e = json_at(settings, "meta", "preset_expected_error_pct");
+      e != nullptr && e->is_object()) {
+    page +=
+        "<p class=\"warn\">" +
+        html_escape(preset_error_line(json_text(settings, "meta", "preset"), e->value("ttft", 0.0),
+                                      e->value("tpot", 0.0), e->value("latency", 0.0))) +
+        "</p>\n";
+  }
   for (const ModeResult* r : results) {
     const LoadVerdict load = assess_load(*r);
     if (!load.overloaded) continue;

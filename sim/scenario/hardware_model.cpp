@@ -221,6 +221,7 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
   doc["meta"]["gpu"] = gpu.title;
   doc["meta"]["model"] = model.hf_id;
   doc["meta"]["tensor_parallel"] = deployment.tensor_parallel;
+  doc["meta"]["hardware"] = {{"gpu", gpu.name}, {"model", model.name}};
   doc["meta"]["step_costs"] = "derived";
   doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
                                {"weights", catalog.efficiency.weights},
@@ -229,6 +230,9 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
                                {"attention", catalog.efficiency.attention},
                                {"link", catalog.efficiency.link},
                                {"fitted_on", catalog.efficiency_note}};
+  if (!catalog.expected_error_pct.empty()) {
+    doc["meta"]["expected_error_pct"] = catalog.expected_error_pct;
+  }
   doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
                               model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
                               " (settings/presets/README.md)";
@@ -432,6 +436,12 @@ HardwareCatalog load_hardware(const std::string& folder) {
   c.efficiency.attention = f.real("attention", 1e-3);
   c.efficiency.link = f.real("link", 1e-3);
   f.done();
+  if (const auto e = efficiency.find("expected_error_pct"); e != efficiency.end()) {
+    Fields errors(*e, efficiency_path, "expected_error_pct");
+    for (const char* key : {"ttft", "tpot", "latency"})
+      c.expected_error_pct[key] = errors.real(key, 0);
+    errors.done();
+  }
   if (efficiency.contains("fitted_on") && efficiency["fitted_on"].is_string()) {
     c.efficiency_note = efficiency["fitted_on"].get<std::string>();
   }

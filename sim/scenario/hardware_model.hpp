@@ -141,6 +141,10 @@ struct HardwareCatalog {
   std::map<std::string, ModelSpec> models;
   Efficiency efficiency;
   std::string efficiency_note;  // where the factors come from
+  // The mean |error| in percent of a run predicted with factors fitted on the
+  // others (leaving one out), for "ttft", "tpot" and "latency"; empty when
+  // the factors were not so checked.
+  std::map<std::string, double> expected_error_pct;
   const GpuSpec& gpu(const std::string& name, const std::string& source) const;
   const ModelSpec& model(const std::string& name, const std::string& source) const;
   // The model whose Hugging Face id is `hf_id` (case-insensitive), or null.

@@ -62,7 +62,8 @@ HardwareRunSource load_hardware_run(const std::filesystem::path& dir,
   settings.server_kind = "batching";
   settings.trace_path = trace_path.string();
   const LoadedTrace loaded = load_trace(settings);
-  out.source = load_measured_source(dir.string(), loaded.trace, loaded.sha256, BatchingKnobs{}, {});
+  out.source = load_measured_source(dir.string(), loaded.trace, loaded.sha256, BatchingKnobs{},
+                                    GivenKnobs{});
 
   // The deployment as the run had it.
   BatchingKnobs& k = out.knobs;
@@ -89,6 +90,49 @@ HardwareRunSource load_hardware_run(const std::filesystem::path& dir,
   set_coefficients(k, out.map.at(to_vector(Efficiency{})));
   out.source.engine.knobs = k;
   return out;
+}
+
+void derive_at_run(EngineSetup& engine, const GpuSpec& gpu, const ModelSpec& model,
+                   const HardwareCatalog& catalog, const GivenKnobs& given) {
+  BatchingKnobs& k = engine.knobs;
+  Deployment d;
+  d.tensor_parallel = engine.tensor_parallel;
+  d.data_parallel = k.lockstep ? k.replicas : 1;
+  d.max_num_seqs = k.max_num_seqs;
+  d.max_num_batched_tokens = k.max_num_batched_tokens;
+  d.block_tokens = k.block_tokens;
+  d.gpu_memory_utilization = engine.gpu_memory_utilization;
+  const BatchingKnobs derived = derive_knobs(gpu, model, d, catalog.efficiency);
+  const std::string at = gpu.name + " and " + model.name + " at the run's TP " +
+                         std::to_string(d.tensor_parallel) +
+                         (d.data_parallel > 1 ? ", DP " + std::to_string(d.data_parallel) : "") +
+                         ", " + std::to_string(d.max_num_seqs) + " sequences and " +
+                         std::to_string(d.max_num_batched_tokens) + " tokens";
+  bool costs_flagged = false;
+  for (const char* key : kStepTermKeys)
+    costs_flagged = costs_flagged || given.flags.count(std::string("batching.") + key) > 0;
+  if (!costs_flagged) {
+    set_coefficients(k, coefficients_of(derived));
+    k.step_roofline = derived.step_roofline;
+    k.moe_experts = derived.moe_experts;
+    k.moe_active_experts = derived.moe_active_experts;
+    k.gpu_idle_w = derived.gpu_idle_w;
+    k.gpu_max_w = derived.gpu_max_w;
+    engine.facts.push_back("step costs and power = the preset's " + at +
+                           " (settings/hardware, factors of efficiency.json)");
+  }
+  if (!engine.kv_blocks_recorded && !given.flags.count("batching.kv_blocks")) {
+    // The settings' count, said before, gives way.
+    std::erase_if(engine.facts,
+                  [](const std::string& f) { return f.rfind("kv_blocks = ", 0) == 0; });
+    k.kv_blocks = derived.kv_blocks;
+    engine.kv_blocks_known = true;
+    engine.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) + " (the preset's " + at +
+                           ", by vLLM's memory accounting)");
+    if (k.max_model_len && (*k.max_model_len - 1) / k.block_tokens >= k.kv_blocks) {
+      k.max_model_len = std::min(model.max_position, k.kv_blocks * k.block_tokens);
+    }
+  }
 }
 
 std::vector<HardwareRun> hardware_runs(const std::vector<HardwareRunSource>& runs) {
@@ -148,7 +192,8 @@ const MeasuredTableRow* row_of(const MeasuredReport& r, const std::string& metri
 
 std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
   std::string out =
-      "| run | figure | vLLM (ms) | left out: fitted on the others | presets' factors (fitted on every run: in sample) | "
+      "| run | figure | vLLM (ms) | left out: fitted on the others | presets' factors (fitted on "
+      "every run: in sample) | "
       "in-sample fit | LLMServingSim |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
   double sums[4] = {0, 0, 0, 0};
   int counts[4] = {0, 0, 0, 0};
@@ -178,6 +223,26 @@ std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
   for (int w = 0; w < 4; ++w)
     out += counts[w] > 0 ? " " + cell("%.1f %%", sums[w] / counts[w]) + " |" : " — |";
   return out + "\n";
+}
+
+std::map<std::string, double> expected_error_pct(const std::vector<LeaveOneOut>& rows) {
+  std::map<std::string, double> out;
+  for (const auto& [key, metric] : {std::pair<const char*, const char*>{"ttft", "TTFT"},
+                                    {"tpot", "TPOT"},
+                                    {"latency", "Latency"}}) {
+    double sum = 0;
+    int n = 0;
+    for (const LeaveOneOut& r : rows) {
+      for (const char* statistic : {"Mean", "Median", "P90", "P99"}) {
+        if (const MeasuredTableRow* row = row_of(r.predicted, metric, statistic)) {
+          sum += std::fabs(row->diff_pct());
+          ++n;
+        }
+      }
+    }
+    if (n > 0) out[key] = std::round(10 * sum / n) / 10;
+  }
+  return out;
 }
 
 }  // namespace infersim

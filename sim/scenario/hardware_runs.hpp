@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,14 @@ HardwareRunSource load_hardware_run(const std::filesystem::path& dir,
                                     const std::optional<std::string>& gpu,
                                     const std::optional<std::string>& workload, bool roofline);
 
+// A preset derived from the catalog (its meta names the GPU and the model)
+// used on a measured run: its step costs, power and, unless the run recorded
+// them or a flag gives them, KV blocks derived again at the run's deployment
+// (its tensor and data parallelism, limits, memory share), each said in
+// `engine.facts`. Costs or blocks a flag gives are kept.
+void derive_at_run(EngineSetup& engine, const GpuSpec& gpu, const ModelSpec& model,
+                   const HardwareCatalog& catalog, const GivenKnobs& given);
+
 // The runs as fit_efficiency takes them.
 std::vector<HardwareRun> hardware_runs(const std::vector<HardwareRunSource>& runs);
 
@@ -67,5 +76,8 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& run
 // mean, median, p90, p99), the measured value and each way's error in percent,
 // LLMServingSim's beside them when the run publishes it.
 std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows);
+// The left-out predictions' mean |error| in percent over the runs and their
+// mean, median, p90 and p99, for "ttft", "tpot" and "latency".
+std::map<std::string, double> expected_error_pct(const std::vector<LeaveOneOut>& rows);
 
 }  // namespace infersim

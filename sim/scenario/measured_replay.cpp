@@ -108,29 +108,35 @@ RequestList MeasuredReplay::tasks() const {
   return list;
 }
 
-EngineSetup engine_setup(const BatchingKnobs& base, const std::set<std::string>& given) {
+EngineSetup engine_setup(const BatchingKnobs& base, const GivenKnobs& given) {
   EngineSetup e;
   e.knobs = base;
   const auto said = [&](const char* key, const std::string& value) {
-    (given.count(std::string("batching.") + key) ? e.facts : e.assumptions)
-        .push_back(std::string(key) + " = " + value +
-                   (given.count(std::string("batching.") + key)
-                        ? " (given)"
-                        : " (not recorded; the settings' value, infersim's default)"));
+    const std::string name = std::string("batching.") + key;
+    const char* from = given.flags.count(name)   ? " (flag)"
+                       : given.files.count(name) ? " (settings file or preset)"
+                                                 : nullptr;
+    if (from != nullptr) {
+      e.facts.push_back(std::string(key) + " = " + value + from);
+    } else {
+      e.assumptions.push_back(std::string(key) + " = " + value +
+                              " (not recorded; infersim's default)");
+    }
   };
   said("max_num_seqs", std::to_string(base.max_num_seqs));
   said("max_num_batched_tokens", std::to_string(base.max_num_batched_tokens));
   said("replicas", std::to_string(base.replicas));
   said("async_scheduling", yes_no(base.async_scheduling));
   said("kv_blocks", std::to_string(base.kv_blocks));
-  e.kv_blocks_known = given.count("batching.kv_blocks") > 0;
+  e.kv_blocks_known =
+      given.flags.count("batching.kv_blocks") > 0 || given.files.count("batching.kv_blocks") > 0;
   e.description = "an engine of " + std::to_string(base.replicas) + " replica" +
                   (base.replicas == 1 ? "" : "s");
   return e;
 }
 
 EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
-                         const std::set<std::string>& given) {
+                         const GivenKnobs& given) {
   EngineSetup e;
   e.knobs = base;
   BatchingKnobs& k = e.knobs;
@@ -138,36 +144,64 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
   const MeasuredEngine& m = run.engine ? *run.engine : none;
   const std::string meta = (run.dir / "meta.json").string();
   if (!run.engine) e.assumptions.push_back("no meta.json: every engine knob is assumed");
-  const auto is_given = [&](const char* key) {
-    return given.count(std::string("batching.") + key) > 0;
+  // A knob from a flag, else meta.json, else a settings file or a preset,
+  // else vLLM's default; where each came from is said.
+  const auto by_flag = [&](const char* key) {
+    return given.flags.count(std::string("batching.") + key) > 0;
   };
-  // A knob from a flag or settings file, else meta.json, else vLLM's default.
+  const auto by_file = [&](const char* key) {
+    return given.files.count(std::string("batching.") + key) > 0;
+  };
+  // Says where a knob came from, given its value in words as meta.json (when
+  // recorded) and the settings have it; false when neither a flag, meta.json
+  // nor a file set it (the caller takes vLLM's default).
+  const auto said = [&](const char* key, const std::optional<std::string>& recorded,
+                        const std::string& settings) {
+    const auto aside = [](const std::string& whose, const std::string& value) {
+      return "; " + whose + " " + value + " set aside";
+    };
+    if (by_flag(key)) {
+      e.facts.push_back(std::string(key) + " = " + settings + " (flag" +
+                        (recorded && *recorded != settings ? aside("meta.json's", *recorded) : "") +
+                        ")");
+    } else if (recorded) {
+      e.facts.push_back(
+          std::string(key) + " = " + *recorded + " (meta.json" +
+          (by_file(key) && *recorded != settings ? aside("the settings'", settings) : "") + ")");
+    } else if (by_file(key)) {
+      e.facts.push_back(std::string(key) + " = " + settings +
+                        " (settings file or preset; not recorded in meta.json)");
+    } else {
+      return false;
+    }
+    return true;
+  };
   const auto count = [&](const char* key, std::int64_t& knob, const std::optional<std::int64_t>& v,
                          std::int64_t fallback, const std::string& why) {
-    if (is_given(key)) {
-      e.facts.push_back(std::string(key) + " = " + std::to_string(knob) + " (given)");
-    } else if (v) {
-      knob = *v;
-      e.facts.push_back(std::string(key) + " = " + std::to_string(knob) + " (meta.json)");
-    } else {
-      knob = fallback;
-      e.assumptions.push_back(std::string(key) + " = " + std::to_string(knob) + " (" + why + ")");
+    const std::optional<std::string> recorded =
+        v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
+    if (said(key, recorded, std::to_string(knob))) {
+      if (v && !by_flag(key)) knob = *v;
+      return;
     }
+    knob = fallback;
+    e.assumptions.push_back(std::string(key) + " = " + std::to_string(knob) + " (" + why + ")");
   };
   const auto flag = [&](const char* key, bool& knob, const std::optional<bool>& v, bool fallback,
                         const std::string& why) {
-    if (is_given(key)) {
-      e.facts.push_back(std::string(key) + " = " + yes_no(knob) + " (given)");
-    } else if (v) {
-      knob = *v;
-      e.facts.push_back(std::string(key) + " = " + yes_no(knob) + " (meta.json)");
-    } else {
-      knob = fallback;
-      e.assumptions.push_back(std::string(key) + " = " + yes_no(knob) + " (" + why + ")");
+    const std::optional<std::string> recorded =
+        v ? std::optional<std::string>(yes_no(*v)) : std::nullopt;
+    if (said(key, recorded, yes_no(knob))) {
+      if (v && !by_flag(key)) knob = *v;
+      return;
     }
+    knob = fallback;
+    e.assumptions.push_back(std::string(key) + " = " + yes_no(knob) + " (" + why + ")");
   };
 
   e.model = m.model;
+  e.tensor_parallel = m.tensor_parallel_size.value_or(1);
+  e.gpu_memory_utilization = m.gpu_memory_utilization.value_or(0.9);
   const std::int64_t tp = m.tensor_parallel_size.value_or(1);
   const std::int64_t dp = m.data_parallel_size.value_or(1);
   const bool ep = m.enable_expert_parallel.value_or(false);
@@ -177,17 +211,19 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
         "not recorded; vLLM's default with chunked prefill");
   // Data parallelism: one engine (its own scheduler and KV cache) a rank.
   count("replicas", k.replicas, m.data_parallel_size, 1, "not recorded; one engine");
-  if (!is_given("lockstep")) {
-    k.lockstep = k.replicas > 1 && ep;
-    (m.data_parallel_size && m.enable_expert_parallel ? e.facts : e.assumptions)
-        .push_back(std::string("lockstep = ") + yes_no(k.lockstep) +
-                   (k.lockstep ? " (data parallel with expert parallelism: the ranks run "
-                                 "each forward pass together, BATCHING.md section 10)"
-                               : " (no expert parallelism across replicas)"));
+  const bool parallelism_recorded = m.data_parallel_size && m.enable_expert_parallel;
+  if (by_flag("lockstep") || (by_file("lockstep") && !parallelism_recorded)) {
+    e.facts.push_back(std::string("lockstep = ") + yes_no(k.lockstep) +
+                      (by_flag("lockstep") ? " (flag)" : " (settings file or preset)"));
   } else {
-    e.facts.push_back(std::string("lockstep = ") + yes_no(k.lockstep) + " (given)");
+    k.lockstep = k.replicas > 1 && ep;
+    (parallelism_recorded ? e.facts : e.assumptions)
+        .push_back(std::string("lockstep = ") + yes_no(k.lockstep) +
+                   (k.lockstep ? " (meta.json: data parallel with expert parallelism, the ranks "
+                                 "run each forward pass together, BATCHING.md section 10)"
+                               : " (no expert parallelism across replicas)"));
   }
-  if (k.replicas > 1 && !is_given("router")) {
+  if (k.replicas > 1 && !by_flag("router") && !by_file("router")) {
     // vLLM's data-parallel client picks the rank of least 4 x waiting +
     // running from counts the coordinator publishes every 100 ms, adding its
     // own picks since: ranks of near-equal counts (both full, or both
@@ -206,11 +242,10 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
   // divisor of it keeps exact identities; a larger vLLM block is replayed in
   // 16-token blocks holding as many tokens in all.
   std::int64_t kv_scale_num = 1, kv_scale_den = 1;
-  if (is_given("block_tokens")) {
-    e.facts.push_back("block_tokens = " + std::to_string(k.block_tokens) + " (given)");
-  } else if (m.block_size && 16 % *m.block_size == 0) {
-    k.block_tokens = *m.block_size;
-    e.facts.push_back("block_tokens = " + std::to_string(k.block_tokens) + " (meta.json)");
+  if (by_flag("block_tokens") || (m.block_size && 16 % *m.block_size == 0)) {
+    said("block_tokens", m.block_size ? std::optional(std::to_string(*m.block_size)) : std::nullopt,
+         std::to_string(k.block_tokens));
+    if (!by_flag("block_tokens")) k.block_tokens = *m.block_size;
   } else if (m.block_size) {
     k.block_tokens = 16;
     kv_scale_num = *m.block_size;
@@ -219,29 +254,43 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
                             std::to_string(*m.block_size) +
                             " tokens; the workload's prompt ids cover 16, so the replay keeps "
                             "16-token blocks, as many tokens of KV in all)");
+  } else if (by_file("block_tokens")) {
+    said("block_tokens", std::nullopt, std::to_string(k.block_tokens));
   } else {
     k.block_tokens = 16;
     e.assumptions.push_back("block_tokens = 16 (vLLM's default block size)");
   }
-  if (is_given("kv_blocks")) {
+  if (by_flag("kv_blocks")) {
     e.kv_blocks_known = true;
-    e.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) + " (given)");
+    e.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) + " (flag)");
   } else if (m.num_gpu_blocks) {
     // vLLM keeps one block aside (the null block): num_gpu_blocks - 1 usable.
+    const std::int64_t settings = k.kv_blocks;
     k.kv_blocks = (*m.num_gpu_blocks - 1) * kv_scale_num / kv_scale_den;
     e.kv_blocks_known = true;
+    e.kv_blocks_recorded = true;
     e.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) + " (meta.json num_gpu_blocks " +
-                      std::to_string(*m.num_gpu_blocks) + " - 1)");
+                      std::to_string(*m.num_gpu_blocks) + " - 1" +
+                      (by_file("kv_blocks") && settings != k.kv_blocks
+                           ? "; the settings' " + std::to_string(settings) + " set aside"
+                           : std::string()) +
+                      ")");
+  } else if (by_file("kv_blocks")) {
+    e.kv_blocks_known = true;
+    e.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) +
+                      " (settings file or preset; not recorded in meta.json)");
   } else {
     e.assumptions.push_back("kv_blocks: not recorded");
   }
-  if (is_given("max_model_len")) {
-    e.facts.push_back(
-        "max_model_len = " + (k.max_model_len ? std::to_string(*k.max_model_len) : "default") +
-        " (given)");
-  } else if (m.max_model_len) {
-    k.max_model_len = *m.max_model_len;
-    e.facts.push_back("max_model_len = " + std::to_string(*m.max_model_len) + " (meta.json)");
+  const auto len_text = [&] {
+    return k.max_model_len ? std::to_string(*k.max_model_len)
+                           : "min(131072, kv_blocks x block_tokens)";
+  };
+  if (by_flag("max_model_len") || m.max_model_len || by_file("max_model_len")) {
+    said("max_model_len",
+         m.max_model_len ? std::optional(std::to_string(*m.max_model_len)) : std::nullopt,
+         len_text());
+    if (m.max_model_len && !by_flag("max_model_len")) k.max_model_len = *m.max_model_len;
   } else {
     std::int64_t longest = 0;
     for (const MeasuredRunRequest& r : run.requests)
@@ -252,9 +301,19 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
         "model's own limit; the longest request here is " +
         std::to_string(longest) + " tokens)");
   }
+  // A cache the run recorded, with a model length the settings carried over
+  // from another engine: vLLM would not have started with a length the cache
+  // cannot hold, so it is cut to what the cache holds.
+  if (m.num_gpu_blocks && !by_flag("kv_blocks") && !m.max_model_len && !by_flag("max_model_len") &&
+      k.max_model_len && (*k.max_model_len - 1) / k.block_tokens >= k.kv_blocks) {
+    e.facts.push_back("max_model_len = " + std::to_string(k.kv_blocks * k.block_tokens) +
+                      " (the recorded cache's tokens; the settings' " +
+                      std::to_string(*k.max_model_len) + " is more than it holds)");
+    k.max_model_len = k.kv_blocks * k.block_tokens;
+  }
   flag("prefix_caching", k.prefix_caching, m.enable_prefix_caching, true,
        "vLLM's default for decoder models");
-  if (!is_given("reserve_full_prompt")) {
+  if (!by_flag("reserve_full_prompt") && !by_file("reserve_full_prompt")) {
     k.reserve_full_prompt = true;
     e.assumptions.push_back("reserve_full_prompt = on (vLLM's scheduler_reserve_full_isl default)");
   }
@@ -263,12 +322,26 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
   if (m.enable_expert_parallel && *m.enable_expert_parallel && dp == 1) {
     e.assumptions.push_back("expert parallelism within one engine: its cost is in the step costs");
   }
+  // What meta.json says must hold together, as vLLM checks it at start-up.
+  if (m.max_num_seqs && m.max_num_batched_tokens && *m.max_num_seqs > *m.max_num_batched_tokens) {
+    throw InputError(meta, 0, "max_num_seqs, max_num_batched_tokens",
+                     "max_num_seqs " + std::to_string(*m.max_num_seqs) +
+                         " exceeds max_num_batched_tokens " +
+                         std::to_string(*m.max_num_batched_tokens) +
+                         ": vLLM refuses that engine, so the file contradicts itself");
+  }
+  if (m.max_model_len && m.num_gpu_blocks && m.block_size &&
+      *m.max_model_len > (*m.num_gpu_blocks - 1) * *m.block_size) {
+    throw InputError(meta, 0, "max_model_len, num_gpu_blocks",
+                     "max_model_len " + std::to_string(*m.max_model_len) + " exceeds the " +
+                         std::to_string((*m.num_gpu_blocks - 1) * *m.block_size) +
+                         " tokens its KV blocks hold: vLLM refuses that engine");
+  }
   e.description = (m.model.empty() ? std::string("an unnamed model") : short_model(m.model)) +
                   " on " + std::to_string(k.replicas) + " replica" + (k.replicas == 1 ? "" : "s") +
                   " (TP " + std::to_string(tp) + (dp > 1 ? ", DP " + std::to_string(dp) : "") +
                   (ep ? ", EP" : "") + ")" +
                   (m.vllm_version.empty() ? "" : ", vLLM " + m.vllm_version);
-  (void)meta;
   return e;
 }
 
@@ -542,7 +615,7 @@ MeasuredReport compare_replay(const MeasuredReplay& replay, const Replay& result
 
 MeasuredSource load_measured_source(const std::string& path, const Trace& workload,
                                     const std::string& workload_sha256, const BatchingKnobs& base,
-                                    const std::set<std::string>& given) {
+                                    const GivenKnobs& given) {
   MeasuredSource source;
   if (is_measured_run_folder(path)) {
     const MeasuredRun run = read_measured_run(path);

@@ -29,20 +29,31 @@ struct EngineSetup {
   std::vector<std::string> facts;        // "knob = value (from where)"
   std::vector<std::string> assumptions;  // what neither the files nor the flags say
   bool kv_blocks_known = false;          // from meta.json or given
+  bool kv_blocks_recorded = false;       // from meta.json
   std::string model;                     // as meta.json names it ("" when unknown)
+  std::int64_t tensor_parallel = 1;      // GPUs an engine (meta.json's, else 1)
+  double gpu_memory_utilization = 0.9;   // meta.json's, else vLLM's default
   std::string description;               // "Llama-3.1-8B on 1 replica (TP 1)"
 };
 
-// The knobs of `run`'s engine. A batching key in `given` (set by a flag or a
-// settings file: "batching.max_num_seqs", ...) keeps its value from `base`;
-// every other is taken from meta.json, else vLLM 0.19's default, said as an
-// assumption. Throws InputError naming meta.json's key for a value the model
-// cannot take (a block size that is not a multiple of 16 tokens, ...).
+// Where `base`'s batching knobs were set ("batching.max_num_seqs", ...): by a
+// flag on the command line, or by a settings file or a preset.
+struct GivenKnobs {
+  std::set<std::string> flags;
+  std::set<std::string> files;
+};
+
+// The knobs of `run`'s engine, each from the first of: a flag, meta.json (what
+// the run recorded), a settings file or a preset, vLLM 0.19's default (said
+// as an assumption); each said with where it came from. Throws InputError
+// naming meta.json's key for a value the model cannot take (a block size
+// that is not a multiple of 16 tokens, ...) or that contradicts another
+// (max_num_seqs above max_num_batched_tokens).
 EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
-                         const std::set<std::string>& given);
+                         const GivenKnobs& given);
 // The same for a measurement file (aiperf, vLLM bench, CSV): nothing is
 // recorded about the engine, so the knobs are `base`'s, said as assumptions.
-EngineSetup engine_setup(const BatchingKnobs& base, const std::set<std::string>& given);
+EngineSetup engine_setup(const BatchingKnobs& base, const GivenKnobs& given);
 
 struct MeasuredReplay {
   std::string source;  // the run folder or measurement file
@@ -108,6 +119,6 @@ struct MeasuredSource {
 // to the trace `workload`. `base` and `given` as engine_setup takes them.
 MeasuredSource load_measured_source(const std::string& path, const Trace& workload,
                                     const std::string& workload_sha256, const BatchingKnobs& base,
-                                    const std::set<std::string>& given);
+                                    const GivenKnobs& given);
 
 }  // namespace infersim

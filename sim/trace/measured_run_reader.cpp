@@ -159,8 +159,8 @@ class MetaReader {
     return out;
   }
   // The first of the places that holds a value of the wanted kind; a value of
-  // another kind is an error (a string such as "<type>" tags a value the
-  // writer could not record: absent).
+  // another kind is an error, but for a string such as "<PassConfig>", with
+  // which the writer tags a value it could not record: absent.
   template <typename T>
   std::optional<T> get(std::initializer_list<std::initializer_list<const char*>> places,
                        std::vector<std::string>& sources) const {
@@ -173,12 +173,12 @@ class MetaReader {
         sources.push_back(key + ": " + v->dump());
         return v->get<bool>();
       } else if constexpr (std::is_same_v<T, std::int64_t>) {
-        if (v->is_string()) continue;
+        if (unrecorded(*v)) continue;
         if (!v->is_number_integer()) fail(key, "expected a whole number, got " + v->dump());
         sources.push_back(key + ": " + v->dump());
         return v->get<std::int64_t>();
       } else if constexpr (std::is_same_v<T, double>) {
-        if (v->is_string()) continue;
+        if (unrecorded(*v)) continue;
         if (!v->is_number()) fail(key, "expected a number, got " + v->dump());
         sources.push_back(key + ": " + v->dump());
         return v->get<double>();
@@ -194,6 +194,11 @@ class MetaReader {
   }
 
  private:
+  static bool unrecorded(const json& v) {
+    if (!v.is_string()) return false;
+    const std::string& text = v.get_ref<const std::string&>();
+    return text.size() >= 2 && text.front() == '<' && text.back() == '>';
+  }
   const json& doc_;
   std::string path_;
 };

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -154,6 +155,47 @@ TEST(PresetValidation, LeavingOneRunOutGivesTheReadmesTable) {
   }
   EXPECT_NE(leave_one_out_table(rows).find("| every run | mean \\|error\\| | | 8.4 % | 1.1 % |"),
             std::string::npos);
+}
+
+// The presets of the measured pairs used on their own runs as a user would,
+// with no flag but --preset, --trace and --measured: the run's meta.json
+// sets the engine's limits (128 sequences, 2048 tokens, Qwen3-32B's two
+// GPUs), the preset the rest; every mean within 2 % and every percentile
+// within 5 % of vLLM's.
+TEST(PresetValidation, APresetOnItsOwnRunWithNoOtherFlag) {
+  const struct {
+    const char* preset;
+    const char* run;
+    const char* workload;
+  } pairs[] = {
+      {"rtx-pro-6000-llama-3.1-8b", "RTXPRO6000-Llama-3.1-8B", "sharegpt-llama-3.1-8b-300-sps10"},
+      {"rtx-pro-6000-qwen3-32b", "RTXPRO6000-Qwen3-32B", "sharegpt-qwen3-32b-300-sps10"},
+  };
+  for (const auto& p : pairs) {
+    SCOPED_TRACE(p.preset);
+    const test::CliResult r = test::run_cli(
+        {"run", "--preset", p.preset, "--trace",
+         test::measured_path(std::string("workloads/") + p.workload + ".jsonl"), "--measured",
+         test::measured_path(p.run), "--output", test::fresh_dir("preset_run").string(), "--force",
+         "--plots", "none", "--per-request", "none"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("max_num_seqs = 128 (meta.json; the settings' 1024 set aside)"),
+              std::string::npos);
+    int rows = 0;
+    for (const std::string& line : test::lines_of(r.out)) {
+      char metric[16], statistic[16];
+      double measured = 0, simulated = 0, diff = 0;
+      if (std::sscanf(line.c_str(), "%15s %15s %lf %lf %lf%%", metric, statistic, &measured,
+                      &simulated, &diff) != 5 ||
+          (std::string(metric) != "TTFT" && std::string(metric) != "TPOT" &&
+           std::string(metric) != "Latency")) {
+        continue;
+      }
+      ++rows;
+      EXPECT_LE(std::fabs(diff), std::string(statistic) == "Mean" ? 2.0 : 5.0) << line;
+    }
+    EXPECT_EQ(rows, 15);
+  }
 }
 
 }  // namespace hardware

@@ -1,6 +1,8 @@
 // The command line in-process: flags, errors, and the run folder contract.
 #include "cli/command_line.hpp"
 
+#include <cstdio>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -582,6 +584,28 @@ TEST_F(Conventions, NameEndsTheDefaultFolderName) {
   for (const auto& entry : fs::directory_iterator(dir_ / "output"))
     grids += entry.path().filename().string().ends_with("-sweep-grid");
   EXPECT_EQ(grids, 1u);
+}
+
+// A derived preset used with nothing measured says, on the console and on
+// the page, how far its factors were from runs they were not fitted on.
+TEST_F(CommandLine, ADerivedPresetSaysItsExpectedError) {
+  const test::CliResult r = run({"--preset", "rtx-4090-llama-3.1-8b", "--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json efficiency = nlohmann::json::parse(
+      test::read_file(test::source_dir() / "settings" / "hardware" / "efficiency.json"));
+  char ttft[16];
+  std::snprintf(ttft, sizeof(ttft), "%.0f %%",
+                efficiency["expected_error_pct"]["ttft"].get<double>());
+  EXPECT_THAT(r.out, HasSubstr("Preset rtx-4090-llama-3.1-8b: derived from a datasheet"));
+  EXPECT_THAT(r.out, HasSubstr(std::string("to about ") + ttft + " (TTFT)"));
+  const std::string page = test::read_file(dir_ / "run" / "report.html");
+  EXPECT_THAT(page, HasSubstr("<p class=\"warn\">Preset rtx-4090-llama-3.1-8b: derived"));
+  const nlohmann::json settings =
+      nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
+  EXPECT_EQ(settings["meta"]["preset"], "rtx-4090-llama-3.1-8b");
+  // Without a preset, no such line.
+  const test::CliResult plain = run({"--plots", "none"}, "plain");
+  EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("Preset ")));
 }
 
 }  // namespace

@@ -126,6 +126,17 @@ TEST(MeasuredRunReader, QwenRuns) {
   EXPECT_DOUBLE_EQ(most, 256);
 }
 
+// One request a line, as requests.jsonl holds them.
+std::string request_line(int i, int input, int output, double queued) {
+  char text[400];
+  std::snprintf(text, sizeof(text),
+                "{\"request_id\": \"bench-%d\", \"input_toks\": %d, \"output_toks\": %d, "
+                "\"arrival_time\": null, \"queued_ts\": %.9f, \"scheduled_ts\": %.9f, "
+                "\"first_token_ts\": %.9f, \"last_token_ts\": %.9f}\n",
+                i, input, output, queued, queued + 0.001, queued + 0.1, queued + 1.0);
+  return text;
+}
+
 // The knobs the replay takes from meta.json, and what it says it assumed.
 TEST(MeasuredRunReader, EngineSetupSaysWhatItAssumes) {
   const MeasuredRun dense = read_measured_run(measured_path(kLlama));
@@ -155,20 +166,76 @@ TEST(MeasuredRunReader, EngineSetupSaysWhatItAssumes) {
   // A knob given by a flag keeps its value and is said to be given.
   BatchingKnobs base;
   base.async_scheduling = false;
-  const EngineSetup g = engine_setup(dense, base, {"batching.async_scheduling"});
+  const EngineSetup g = engine_setup(dense, base, {.flags = {"batching.async_scheduling"}});
   EXPECT_FALSE(g.knobs.async_scheduling);
-  EXPECT_TRUE(has_line(g.facts, "async_scheduling = off (given)"));
+  EXPECT_TRUE(has_line(g.facts, "async_scheduling = off (flag)"));
 }
 
-// One request a line, as requests.jsonl holds them.
-std::string request_line(int i, int input, int output, double queued) {
-  char text[400];
-  std::snprintf(text, sizeof(text),
-                "{\"request_id\": \"bench-%d\", \"input_toks\": %d, \"output_toks\": %d, "
-                "\"arrival_time\": null, \"queued_ts\": %.9f, \"scheduled_ts\": %.9f, "
-                "\"first_token_ts\": %.9f, \"last_token_ts\": %.9f}\n",
-                i, input, output, queued, queued + 0.001, queued + 0.1, queued + 1.0);
-  return text;
+// A flag over meta.json over a settings file or preset over vLLM's default,
+// each said with where it came from: a preset's 1024 sequences do not
+// replace the 128 the run recorded, while its KV blocks (not recorded) stand.
+TEST(MeasuredRunReader, TheRunsOwnKnobsComeBeforeASettingsFilesAndAFlagBeforeBoth) {
+  const MeasuredRun dense = read_measured_run(measured_path(kLlama));
+  BatchingKnobs preset;
+  preset.max_num_seqs = 1024;
+  preset.max_num_batched_tokens = 8192;
+  preset.kv_blocks = 34881;
+  preset.max_model_len = 131072;
+  preset.async_scheduling = true;
+  const GivenKnobs files{
+      .flags = {},
+      .files = {"batching.max_num_seqs", "batching.max_num_batched_tokens", "batching.kv_blocks",
+                "batching.max_model_len", "batching.async_scheduling"}};
+  const EngineSetup e = engine_setup(dense, preset, files);
+  EXPECT_EQ(e.knobs.max_num_seqs, 128);
+  EXPECT_EQ(e.knobs.max_num_batched_tokens, 2048);
+  EXPECT_EQ(e.knobs.kv_blocks, 34881);
+  EXPECT_TRUE(e.kv_blocks_known);
+  EXPECT_TRUE(has_line(e.facts, "max_num_seqs = 128 (meta.json; the settings' 1024 set aside)"));
+  EXPECT_TRUE(
+      has_line(e.facts, "kv_blocks = 34881 (settings file or preset; not recorded in meta.json)"));
+  EXPECT_TRUE(has_line(
+      e.facts, "async_scheduling = on (settings file or preset; not recorded in meta.json)"));
+  // A flag wins over both, and says what it set aside.
+  BatchingKnobs flagged = preset;
+  flagged.max_num_seqs = 64;
+  GivenKnobs with_flag = files;
+  with_flag.flags.insert("batching.max_num_seqs");
+  const EngineSetup f = engine_setup(dense, flagged, with_flag);
+  EXPECT_EQ(f.knobs.max_num_seqs, 64);
+  EXPECT_TRUE(has_line(f.facts, "max_num_seqs = 64 (flag; meta.json's 128 set aside)"));
+}
+
+// meta.json that contradicts itself, or holds a wrong type where a number
+// goes, is refused naming meta.json and the key, never a settings key.
+TEST(MeasuredRunReader, AMalformedMetaJsonIsRefusedNamingItsKey) {
+  const struct {
+    const char* name;
+    const char* engine_kwargs;
+    const char* error;
+  } cases[] = {
+      {"a word for a count", R"("max_num_seqs": "lots", "max_num_batched_tokens": 2048)",
+       "meta.json: engine_kwargs.max_num_seqs: expected a whole number, got \"lots\""},
+      {"more sequences than batched tokens",
+       R"("max_num_seqs": 4096, "max_num_batched_tokens": 2048)",
+       "meta.json: max_num_seqs, max_num_batched_tokens: max_num_seqs 4096 exceeds "
+       "max_num_batched_tokens 2048"},
+      {"a negative count", R"("max_num_seqs": -3)", "meta.json: max_num_seqs: must be at least 1"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto dir = fresh_dir("meta");
+    write_file(dir / "requests.jsonl", request_line(0, 10, 5, 100.0));
+    write_file(dir / "meta.json", std::string("{\"engine_kwargs\": {") + c.engine_kwargs + "}}\n");
+    EXPECT_THAT(error_of([&] { engine_setup(read_measured_run(dir), BatchingKnobs{}, {}); }),
+                HasSubstr(c.error));
+  }
+  // A value the writer could not record ("<type>") is not recorded.
+  const auto dir = fresh_dir("meta");
+  write_file(dir / "requests.jsonl", request_line(0, 10, 5, 100.0));
+  write_file(dir / "meta.json", "{\"engine_kwargs\": {\"max_num_seqs\": \"<LazyInt>\"}}\n");
+  const EngineSetup e = engine_setup(read_measured_run(dir), BatchingKnobs{}, {});
+  EXPECT_TRUE(has_line(e.assumptions, "max_num_seqs = 256"));
 }
 
 TEST(MeasuredRunReader, BadFoldersNameFileLineAndField) {
