@@ -18,6 +18,8 @@
 #include "report/run_folder.hpp"
 #include "scenario/batching_calibration.hpp"
 #include "scenario/calibration.hpp"
+#include "scenario/hardware_model.hpp"
+#include "scenario/hardware_runs.hpp"
 #include "scenario/measured_replay.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
@@ -87,8 +89,33 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
   const unsigned threads = threads_from(vm);
 
   const LoadedTrace workload = load_trace(settings);
-  const MeasuredSource source =
+  MeasuredSource source =
       load_measured_source(measured, workload.trace, workload.sha256, settings.batching, given);
+  // A GPU and a model the catalog knows (meta.json's device and model, --gpu,
+  // or the preset's pair) give the KV blocks the GPU's memory holds, the
+  // experts a MoE step reads and a physical start for the fit.
+  if (source.run_folder) {
+    const HardwareCatalog catalog = load_hardware(find_hardware_folder());
+    const ModelSpec* model = catalog.model_by_id(source.engine.model);
+    const GpuSpec* gpu = source.engine.device_name.empty()
+                             ? nullptr
+                             : catalog.gpu_by_device(source.engine.device_name);
+    if (gpu == nullptr && vm.count("gpu")) gpu = &catalog.gpu(vm["gpu"].as<std::string>(), "--gpu");
+    if (vm.count("preset")) {
+      const PresetPair pair = preset_pair(vm["preset"].as<std::string>(), catalog);
+      if (model == nullptr) model = pair.model;
+      if (gpu == nullptr) gpu = pair.gpu;
+    }
+    if (model != nullptr && gpu != nullptr) {
+      derive_at_run(source.engine, *gpu, *model, catalog, given);
+    } else if (!source.engine.kv_blocks_known) {
+      source.engine.assumptions.push_back(
+          std::string("kv_blocks: the GPU is not known (") +
+          (model == nullptr ? "meta.json's model is not in settings/hardware/models.json"
+                            : "give --gpu, or a --preset") +
+          "), so the fit bounds them from the run's own peak");
+    }
+  }
   BatchingFitOptions options;
   options.threads = threads;
   const BatchingFit fit = fit_batching(source.replay, source.engine, options);
@@ -97,10 +124,15 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
       compare_replay(source.replay, replay_measured(source.replay, fit.knobs), source.engine);
   out << measured_table_text(report) << '\n' << measured_summary_text(report);
 
+  // The file serves any trace: the format is found anew, no digest pinned
+  // (meta says what it was fitted on).
   Settings fitted = batching_fit_settings(settings, fit);
-  fitted.trace_sha256 = workload.sha256;
-  fitted.trace_format = workload.trace.format;
+  fitted.trace_sha256.reset();
+  fitted.trace_format = "auto";
   nlohmann::ordered_json document = settings_to_json(fitted);
+  document["meta"]["calibrated_on_trace"] = {{"path", workload.trace.path},
+                                             {"format", workload.trace.format},
+                                             {"sha256", workload.sha256}};
   document["meta"]["program"] = kProgramName;
   document["meta"]["version"] = kVersion;
   document["meta"]["calibrated_from"] = measured;
@@ -138,7 +170,10 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
       "settings", po::value<std::string>(), "batching: base settings file (JSON)")(
       "preset", po::value<std::string>(),
       "batching: a model preset (settings/presets/NAME.json) as the base")(
-      "jobs,j", po::value<std::string>(), "batching: threads for the fit's starts");
+      "jobs,j", po::value<std::string>(), "batching: threads for the fit's starts")(
+      "gpu", po::value<std::string>(),
+      "batching: the run's GPU (settings/hardware/gpus.json) when meta.json does not record it: "
+      "its memory gives the KV blocks");
   for (const KnobFlag& flag : knob_flags()) {
     if (std::string(flag.key).rfind("batching.", 0) == 0 || std::string(flag.flag) == "server") {
       options.add_options()(flag.flag, po::value<std::string>(), flag.help);

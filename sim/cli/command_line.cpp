@@ -210,16 +210,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     // A preset derived from the catalog describes its GPU and model at
     // whatever deployment the run had.
     if (vm.count("preset") && source->run_folder) {
-      const std::string preset = find_preset_file(vm["preset"].as<std::string>());
-      std::ifstream in(preset);
-      const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-      const auto hardware = doc.is_object() ? doc.find("meta") : doc.end();
-      if (hardware != doc.end() && hardware->contains("hardware")) {
-        const HardwareCatalog catalog = load_hardware(find_hardware_folder());
-        const nlohmann::json& h = (*hardware)["hardware"];
-        derive_at_run(source->engine, catalog.gpu(h.value("gpu", ""), preset),
-                      catalog.model(h.value("model", ""), preset), catalog, given);
-      }
+      const HardwareCatalog catalog = load_hardware(find_hardware_folder());
+      const PresetPair pair = preset_pair(vm["preset"].as<std::string>(), catalog);
+      if (pair.gpu != nullptr)
+        derive_at_run(source->engine, *pair.gpu, *pair.model, catalog, given);
     }
     settings.batching = source->engine.knobs;
     validate_settings(settings, "");

@@ -310,4 +310,13 @@ std::string figure_text(const Summary& summary, const std::string& key) {
   return key + "=" + (value ? general(*value) : "null");
 }
 
+PresetPair preset_pair(const std::string& preset, const HardwareCatalog& catalog) {
+  const std::string path = find_preset_file(preset);
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  if (!doc.is_object() || !doc.contains("meta") || !doc["meta"].contains("hardware")) return {};
+  const nlohmann::json& h = doc["meta"]["hardware"];
+  return {&catalog.gpu(h.value("gpu", ""), path), &catalog.model(h.value("model", ""), path)};
+}
+
 }  // namespace infersim

@@ -14,6 +14,7 @@
 
 #include "cli/run_options.hpp"
 #include "report/summary.hpp"
+#include "scenario/hardware_model.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 
@@ -85,5 +86,13 @@ void add_meta(nlohmann::ordered_json& document);
 LoadedTrace load_and_warn(const Settings& settings, std::ostream& err);
 // KEY=VALUE with six significant digits, or KEY=null.
 std::string figure_text(const Summary& summary, const std::string& key);
+
+// The GPU and model a preset derived from the catalog names in its meta
+// (both null for a preset written by hand).
+struct PresetPair {
+  const GpuSpec* gpu = nullptr;
+  const ModelSpec* model = nullptr;
+};
+PresetPair preset_pair(const std::string& preset, const HardwareCatalog& catalog);
 
 }  // namespace infersim

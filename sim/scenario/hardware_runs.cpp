@@ -103,8 +103,8 @@ void derive_at_run(EngineSetup& engine, const GpuSpec& gpu, const ModelSpec& mod
   d.block_tokens = k.block_tokens;
   d.gpu_memory_utilization = engine.gpu_memory_utilization;
   const BatchingKnobs derived = derive_knobs(gpu, model, d, catalog.efficiency);
-  const std::string at = gpu.name + " and " + model.name + " at the run's TP " +
-                         std::to_string(d.tensor_parallel) +
+  const std::string at = "settings/hardware's " + gpu.name + " and " + model.name +
+                         " at the run's TP " + std::to_string(d.tensor_parallel) +
                          (d.data_parallel > 1 ? ", DP " + std::to_string(d.data_parallel) : "") +
                          ", " + std::to_string(d.max_num_seqs) + " sequences and " +
                          std::to_string(d.max_num_batched_tokens) + " tokens";
@@ -118,8 +118,7 @@ void derive_at_run(EngineSetup& engine, const GpuSpec& gpu, const ModelSpec& mod
     k.moe_active_experts = derived.moe_active_experts;
     k.gpu_idle_w = derived.gpu_idle_w;
     k.gpu_max_w = derived.gpu_max_w;
-    engine.facts.push_back("step costs and power = the preset's " + at +
-                           " (settings/hardware, factors of efficiency.json)");
+    engine.facts.push_back("step costs and power = " + at + " (efficiency.json's factors)");
   }
   if (!engine.kv_blocks_recorded && !given.flags.count("batching.kv_blocks")) {
     // The settings' count, said before, gives way.
@@ -127,7 +126,7 @@ void derive_at_run(EngineSetup& engine, const GpuSpec& gpu, const ModelSpec& mod
                   [](const std::string& f) { return f.rfind("kv_blocks = ", 0) == 0; });
     k.kv_blocks = derived.kv_blocks;
     engine.kv_blocks_known = true;
-    engine.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) + " (the preset's " + at +
+    engine.facts.push_back("kv_blocks = " + std::to_string(k.kv_blocks) + " (" + at +
                            ", by vLLM's memory accounting)");
     if (k.max_model_len && (*k.max_model_len - 1) / k.block_tokens >= k.kv_blocks) {
       k.max_model_len = std::min(model.max_position, k.kv_blocks * k.block_tokens);

@@ -201,6 +201,7 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
 
   e.model = m.model;
   e.tensor_parallel = m.tensor_parallel_size.value_or(1);
+  e.device_name = m.device_name.value_or("");
   e.gpu_memory_utilization = m.gpu_memory_utilization.value_or(0.9);
   const std::int64_t tp = m.tensor_parallel_size.value_or(1);
   const std::int64_t dp = m.data_parallel_size.value_or(1);

@@ -31,6 +31,7 @@ struct EngineSetup {
   bool kv_blocks_known = false;          // from meta.json or given
   bool kv_blocks_recorded = false;       // from meta.json
   std::string model;                     // as meta.json names it ("" when unknown)
+  std::string device_name;               // meta.json's hardware.device_name ("" when not recorded)
   std::int64_t tensor_parallel = 1;      // GPUs an engine (meta.json's, else 1)
   double gpu_memory_utilization = 0.9;   // meta.json's, else vLLM's default
   std::string description;               // "Llama-3.1-8B on 1 replica (TP 1)"

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -358,6 +360,36 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
     EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepTermKeys[i];
   }
   EXPECT_LT(fit.loss.total, 1e-8);
+}
+
+// A calibrated settings file serves any trace as it is: the format is found
+// anew and no digest is pinned; and, the run's GPU given, its KV blocks are
+// what that GPU's memory holds, not the run's own peak.
+TEST(MeasuredCalibration, ACalibratedFileRunsAnotherTraceAsItIs) {
+  const auto dir = fresh_dir("reuse");
+  const std::string fit = (dir / "fit.json").string();
+  const test::CliResult c =
+      test::run_cli({"calibrate", "--server", "batching", "--measured", measured_path(kLlama),
+                     "--trace", measured_path("workloads/sharegpt-llama-3.1-8b-300-sps10.jsonl"),
+                     "--gpu", "rtx-pro-6000", "--output", fit});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_THAT(c.out, HasSubstr("kv_blocks = 35668 (settings/hardware's rtx-pro-6000"));
+  const nlohmann::json settings = nlohmann::json::parse(test::read_file(fit));
+  EXPECT_EQ(settings["trace"]["format"], "auto");
+  EXPECT_FALSE(settings["trace"].contains("sha256") && !settings["trace"]["sha256"].is_null());
+  EXPECT_EQ(settings["batching"]["kv_blocks"], 35668);
+  EXPECT_EQ(settings["meta"]["calibrated_on_trace"]["format"], "token-ids-jsonl");
+  // A Mooncake trace, with no other flag.
+  const std::string mooncake = test::write_file(dir / "mooncake.jsonl",
+                                                "{\"timestamp\": 0, \"input_length\": 600, "
+                                                "\"output_length\": 20, \"hash_ids\": [1, 2]}\n"
+                                                "{\"timestamp\": 500, \"input_length\": 700, "
+                                                "\"output_length\": 30, \"hash_ids\": [1, 3]}\n")
+                                   .string();
+  const test::CliResult r = test::run_cli({"run", "--settings", fit, "--trace", mooncake,
+                                           "--output", (dir / "run").string(), "--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mooncake-jsonl"));
 }
 
 }  // namespace
