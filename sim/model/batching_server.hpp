@@ -18,6 +18,10 @@
 
 namespace infersim {
 
+namespace test {
+struct ServerInspector;
+}
+
 class BatchingServer final : public ServerModel {
  public:
   // `knobs` passed check_batching_knobs (with the requests' block size).
@@ -32,9 +36,9 @@ class BatchingServer final : public ServerModel {
   ServerUsage usage(SimTime end) const override;
   double energy_wh(Duration length, Duration busy) const override;
 
-  const std::vector<ReplicaScheduler>& replicas() const { return replicas_; }
-  // Requests in flight now (accepted, not finished or rejected).
-  std::size_t in_flight() const { return requests_.size() - free_slots_.size(); }
+  // The tests look at the replicas and the slots in flight
+  // (tests/unit/inspectors.hpp).
+  friend struct test::ServerInspector;
 
  private:
   enum Kind : std::uint32_t { kArrive = 0, kStepEnd = 1, kSchedulePass = 2 };

@@ -4,25 +4,19 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 namespace infersim {
 
 class DeviceFleet {
  public:
-  explicit DeviceFleet(std::uint32_t devices) : issued_(devices, 0) {}
+  explicit DeviceFleet(std::uint32_t devices) : devices_(devices) {}
 
-  std::uint32_t size() const { return static_cast<std::uint32_t>(issued_.size()); }
-  // Records that request k was issued and returns its device.
-  std::uint32_t issue(std::uint64_t k) {
-    const auto device = static_cast<std::uint32_t>(k % issued_.size());
-    ++issued_[device];
-    return device;
-  }
-  std::uint64_t issued_by(std::uint32_t device) const { return issued_[device]; }
+  std::uint32_t size() const { return devices_; }
+  // The device that issues request k.
+  std::uint32_t issue(std::uint64_t k) const { return static_cast<std::uint32_t>(k % devices_); }
 
  private:
-  std::vector<std::uint64_t> issued_;
+  std::uint32_t devices_;
 };
 
 }  // namespace infersim

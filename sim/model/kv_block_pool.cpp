@@ -119,15 +119,6 @@ void KvBlockPool::fit_groups(std::uint32_t blocks_per_id) {
   last_key_ = kNoIdentity;
 }
 
-std::uint64_t KvBlockPool::identity(std::uint32_t block) const {
-  const std::uint32_t slot = node_[block].slot;
-  if (slot == kNoSlot) return kNoIdentity;
-  const std::uint64_t key = group_key_[slot >> width_shift_];
-  const std::uint32_t low = (static_cast<std::uint32_t>(key) << width_shift_) |
-                            (slot & ((std::uint32_t{1} << width_shift_) - 1));
-  return (key & 0xFFFFFFFF00000000ull) | low;
-}
-
 std::uint32_t KvBlockPool::find(std::uint64_t identity) const {
   const std::uint32_t g = group_of(group_key(identity));
   if (g == kNoGroup) return kNoBlock;
@@ -217,13 +208,6 @@ void KvBlockPool::unwatch(std::uint32_t block) {
   --watched_[block];
   --watches_;
   if (node_[block].count == 0) --watched_free_;
-}
-
-std::vector<std::uint32_t> KvBlockPool::free_queue() const {
-  std::vector<std::uint32_t> queue;
-  for (std::uint32_t b = node_[blocks_].next; b != blocks_; b = node_[b].next)
-    queue.push_back(b);
-  return queue;
 }
 
 }  // namespace infersim

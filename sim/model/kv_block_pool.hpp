@@ -10,6 +10,10 @@
 
 namespace infersim {
 
+namespace test {
+struct PoolInspector;
+}
+
 class KvBlockPool {
  public:
   static constexpr std::uint32_t kNoBlock = ~std::uint32_t{0};
@@ -26,10 +30,7 @@ class KvBlockPool {
   // Identities given so far (Register); a change says the map may have grown.
   std::uint64_t registrations() const { return registrations_; }
 
-  std::uint32_t count(std::uint32_t block) const { return node_[block].count; }
   bool cached(std::uint32_t block) const { return node_[block].slot != kNoSlot; }
-  // Its identity, or kNoIdentity.
-  std::uint64_t identity(std::uint32_t block) const;
   // The block holding `identity`, or kNoBlock.
   std::uint32_t find(std::uint64_t identity) const;
 
@@ -63,8 +64,9 @@ class KvBlockPool {
   bool watched_evicted() const { return watched_evicted_; }
   void clear_watch_evicted() { watched_evicted_ = false; }
 
-  // The free queue from head to back, by walking it (tests only).
-  std::vector<std::uint32_t> free_queue() const;
+  // The tests read a block's count and identity and the free queue's order
+  // (tests/unit/inspectors.hpp); nothing else needs them.
+  friend struct test::PoolInspector;
 
  private:
   static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};

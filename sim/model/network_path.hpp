@@ -25,7 +25,6 @@ class NetworkPath {
   Duration transfer(double bits) const;
   // The hops' latencies alone: how long the first byte of a result takes.
   Duration latency() const { return latency_; }
-  const std::vector<Hop>& hops() const { return hops_; }
 
  private:
   std::vector<Hop> hops_;

@@ -182,7 +182,7 @@ std::vector<std::optional<double>> ServingMetrics::tpot_percentiles() {
   if (requests_ == nullptr) {
     tpot = percentiles(tpot_s_, fractions);
   } else {
-    // Each request's TPOT again, exactly as on_issued had it: the decode time
+    // Each request's TPOT again, exactly as on_request had it: the decode time
     // is E2E latency - TTFT (response - first token).
     const std::int64_t* e2el = samples_.values(LatencySamples::kE2el).data();
     const std::int64_t* ttft = samples_.values(LatencySamples::kTtft).data();

@@ -68,13 +68,13 @@ std::string percentile_key(const std::string& metric, double percentile);
 //   which the observer is not told one by one);
 // - goodput counts the requests meeting every bound; a request with one
 //   generated token or none meets any TPOT bound (vLLM counts its TPOT as 0);
-// - peak concurrency is counted as requests come, so on_issued must be called
+// - peak concurrency is counted as requests come, so on_request must be called
 //   in non-decreasing arrival order (as Simulation does).
 class ServingMetrics : public RequestObserver, public ServerObserver {
  public:
   // Given `requests` (the tasks it will be told of, in id order, which must
   // outlive it), the TPOT of each is worked out at the end from its latencies
-  // and its generated tokens there, rather than kept: on_issued must then come
+  // and its generated tokens there, rather than kept: on_request must then come
   // in id order.
   explicit ServingMetrics(ServingMetricsKnobs knobs = {}, std::size_t expected_requests = 0,
                           const RequestList* requests = nullptr);

@@ -15,7 +15,7 @@
 #include "core/order_statistics.hpp"
 #include "core/percentiles.hpp"
 #include "core/sim_time.hpp"
-#include "model/energy_model.hpp"
+#include "model/radio_energy.hpp"
 #include "model/request_observer.hpp"
 #include "model/server_model.hpp"
 
@@ -117,7 +117,7 @@ class SummaryCollector : public RequestObserver {
     SimTime run_length;  // T
     std::uint64_t dropped = 0;
     const ServerUsage* usage = nullptr;  // what the server used
-    const EnergyModel* radio = nullptr;  // the devices' radios
+    const RadioEnergy* radio = nullptr;  // the devices' radios
   };
   // OUTPUT.md's figures, then the server's own (ServerUsage::figures).
   Summary summarize(const RunFacts& facts);

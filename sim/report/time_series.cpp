@@ -228,7 +228,7 @@ void TimeSeriesCollector::close_ttfts_below(std::size_t slice) {
 }
 
 TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& server,
-                                        const ServerUsage& usage, const EnergyModel& radio) {
+                                        const ServerUsage& usage, const RadioEnergy& radio) {
   if (computed_) throw std::logic_error("TimeSeriesCollector::compute called twice");
   const std::string label = "report.slice_duration_s";
   if (slice_.count_ns() <= 0) throw InputError("", 0, label, "must be greater than 0");

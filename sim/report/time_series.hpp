@@ -12,7 +12,7 @@
 
 #include "core/sim_time.hpp"
 #include "core/sorted_queue.hpp"
-#include "model/energy_model.hpp"
+#include "model/radio_energy.hpp"
 #include "model/request_observer.hpp"
 #include "model/server_model.hpp"
 
@@ -69,8 +69,8 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 // in a slice need the queue's changes in time order, which a sweep takes from
 // two priority queues of the pending changes: a later request changes the queue no
 // earlier than its arrival, so every change before it is final. What is held
-// follows the requests queued, not the run. on_issued must come in
-// non-decreasing arrival order (as Simulation calls it). The busy time comes
+// follows the requests queued, not the run. on_request must come in
+// id order, so non-decreasing arrival order (as Simulation calls it). The busy time comes
 // from the server (ServerObserver::on_busy). A rejected request counts as an
 // arrival and as a miss at its rejection, and is never queued.
 class TimeSeriesCollector : public RequestObserver, public ServerObserver {
@@ -85,7 +85,7 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   // report.slice_duration_s when the slice is not positive or makes more than
   // kMaxSlices slices. Call once: a second call throws std::logic_error.
   TimeSeries compute(SimTime run_length, const ServerModel& server, const ServerUsage& usage,
-                     const EnergyModel& radio);
+                     const RadioEnergy& radio);
 
  private:
   __extension__ using Int128 = __int128;

@@ -85,7 +85,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   DeviceFleet fleet(settings.devices);
   const NetworkPath network(settings.hops);
   const std::unique_ptr<ServerModel> server = make_server(settings, result.tasks.block_id_tokens());
-  const EnergyModel radio(settings.energy_knobs());
+  const RadioEnergy radio(settings.energy_knobs());
   const bool batching = settings.server_kind == "batching";
   ServingMetricsKnobs serving_knobs = settings.serving_knobs();
   serving_knobs.server_token_instants = batching;

@@ -31,14 +31,12 @@ LoadedTrace load_trace(const Settings& settings, unsigned threads = 0);
 
 // Simulates the tasks (in issue order) on the settings' fleet, network and
 // server. `keep_requests` keeps every request's outcome for requests.csv.
-// `spare_core` says a second core is free for this run: a large one then
-// calls its reporters on it while the model runs (the same result).
+// `spare_core` says a second core is free for this run: after a large one
+// the serving figures' percentiles are selected on two threads
+// (ServingMetrics::prepare; the same result).
 ModeResult simulate(const Settings& settings, std::string mode, RequestList tasks,
                     SimTime run_length, std::uint64_t dropped, bool keep_requests,
                     bool spare_core = false);
-
-// From this many tasks a run with a spare core reports on it.
-inline constexpr std::size_t kReportOnSpareCoreFrom = 20'000;
 
 // The recorded mode's tasks: one per trace record, nothing drawn.
 GeneratedRequests generate_recorded(const Settings& settings, const Trace& trace);

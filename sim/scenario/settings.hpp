@@ -12,7 +12,7 @@
 
 #include "model/batching_knobs.hpp"
 #include "model/edge_server.hpp"
-#include "model/energy_model.hpp"
+#include "model/radio_energy.hpp"
 #include "model/network_path.hpp"
 #include "report/serving_metrics.hpp"
 #include "request/request.hpp"

@@ -11,7 +11,7 @@
 
 namespace infersim {
 
-std::size_t PromptBlocks::KeyHash::operator()(const Key& key) const {
+std::size_t ChainedBlockIds::KeyHash::operator()(const Key& key) const {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL;
   for (const std::uint32_t word : key) {
     h = (h ^ word) * 0xff51afd7ed558ccdULL;
@@ -20,13 +20,13 @@ std::size_t PromptBlocks::KeyHash::operator()(const Key& key) const {
   return static_cast<std::size_t>(h);
 }
 
-std::uint32_t PromptBlocks::id_of(std::uint32_t previous,
+std::uint32_t ChainedBlockIds::id_of(std::uint32_t previous,
                                   std::span<const std::uint32_t, kTokenIdBlockTokens> tokens) {
   Key key;
   key[0] = previous;
   std::copy(tokens.begin(), tokens.end(), key.begin() + 1);
   // The next id must not be kNone.
-  if (ids_.size() >= kNone) throw std::length_error("PromptBlocks: more than 2^32 - 1 blocks");
+  if (ids_.size() >= kNone) throw std::length_error("ChainedBlockIds: more than 2^32 - 1 blocks");
   return ids_.try_emplace(key, static_cast<std::uint32_t>(ids_.size())).first->second;
 }
 
@@ -55,7 +55,7 @@ Trace read_token_ids_trace(const TraceSource& source) {
   trace.timestamp_unit = to_string(unit);
   jsonl::JsonLines lines(file->bytes(), path);
   jsonl::od::document document;
-  PromptBlocks blocks;
+  ChainedBlockIds blocks;
   std::vector<std::uint32_t> tokens;
   const jsonl::RequestKeys keys{.timestamp = "arrival_time_ns",
                                 .input_tokens = "input_toks",
@@ -74,7 +74,7 @@ Trace read_token_ids_trace(const TraceSource& source) {
                                       std::to_string(record.context_tokens));
     }
     const auto begin = static_cast<std::uint32_t>(trace.hash_ids.size());
-    std::uint32_t previous = PromptBlocks::kNone;
+    std::uint32_t previous = ChainedBlockIds::kNone;
     for (std::size_t at = 0; at + kTokenIdBlockTokens <= tokens.size(); at += kTokenIdBlockTokens) {
       previous = blocks.id_of(previous, std::span<const std::uint32_t, kTokenIdBlockTokens>(
                                             tokens.data() + at, kTokenIdBlockTokens));

@@ -20,7 +20,7 @@ namespace infersim {
 // the same id iff their tokens are equal and the blocks before them have the
 // same id (so iff every token up to their end is equal). A map keyed by the
 // previous block's id and the tokens, so exact: no hash can collide.
-class PromptBlocks {
+class ChainedBlockIds {
  public:
   static constexpr std::uint32_t kNone = 0xffffffff;  // "before a prompt's first block"
   // The id of the block `tokens` after the block `previous` (kNone for a

@@ -10,6 +10,8 @@
 // request ends finished or rejected with every block free.
 #include <gtest/gtest.h>
 
+#include "unit/inspectors.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -677,14 +679,14 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
       EXPECT_EQ(a.figures[i].integer, b.figures[i].integer) << a.figures[i].key;
     }
     // Conservation: nothing in flight, every block free with count 0.
-    EXPECT_EQ(server.in_flight(), 0u);
+    EXPECT_EQ(test::ServerInspector::in_flight(server), 0u);
     EXPECT_TRUE(ref.all_blocks_free());
-    for (const ReplicaScheduler& replica : server.replicas()) {
+    for (const ReplicaScheduler& replica : test::ServerInspector::replicas(server)) {
       const KvBlockPool& pool = replica.pool();
       EXPECT_EQ(pool.free_blocks(), pool.blocks());
-      EXPECT_EQ(pool.free_queue().size(), pool.blocks());
+      EXPECT_EQ(test::PoolInspector::free_queue(pool).size(), pool.blocks());
       for (std::uint32_t blk = 0; blk < pool.blocks(); ++blk)
-        EXPECT_EQ(pool.count(blk), 0u);
+        EXPECT_EQ(test::PoolInspector::count(pool, blk), 0u);
       EXPECT_EQ(replica.requests(), 0u);
     }
     preempting += *a.figures[1].value > 0;

@@ -86,5 +86,22 @@ TEST(EdgeServer, AnIdleCoreWaitsForTheRequest) {
   EXPECT_EQ(server.assign(t(1000), d(10)).start, t(1000));
 }
 
+// The server's energy (MODEL.md section 8's first term).
+TEST(EdgeServer, IdleServerDrawsIdlePowerForTheWholeRun) {
+  const EdgeServer server(EdgeServerKnobs{});
+  // 420 W for an hour
+  EXPECT_DOUBLE_EQ(server.energy_wh(Duration::from_seconds(3600), Duration::zero()), 420);
+}
+
+TEST(EdgeServer, BusyCoreTimeAddsTheDynamicShare) {
+  const EdgeServer server(EdgeServerKnobs{});
+  // 8 cores busy for the whole hour: the server draws its maximum.
+  EXPECT_DOUBLE_EQ(server.energy_wh(Duration::from_seconds(3600), Duration::from_seconds(8 * 3600)),
+                   720);
+  // Half the core-time busy: halfway between idle and maximum.
+  EXPECT_DOUBLE_EQ(server.energy_wh(Duration::from_seconds(3600), Duration::from_seconds(4 * 3600)),
+                   570);
+}
+
 }  // namespace
 }  // namespace infersim

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/inspectors.hpp"
+
 #include <vector>
 
 namespace infersim {
@@ -14,17 +16,17 @@ TEST(KvBlockPool, StartsWithEveryBlockFreeInOrder) {
   EXPECT_EQ(pool.blocks(), 5u);
   EXPECT_EQ(pool.free_blocks(), 5u);
   EXPECT_EQ(pool.used_blocks(), 0u);
-  EXPECT_EQ(pool.free_queue(), (Queue{0, 1, 2, 3, 4}));
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{0, 1, 2, 3, 4}));
 }
 
 TEST(KvBlockPool, TakePopsTheHeadWithACountOfOne) {
   KvBlockPool pool(4);
   EXPECT_EQ(pool.take(), 0u);
   EXPECT_EQ(pool.take(), 1u);
-  EXPECT_EQ(pool.count(0), 1u);
+  EXPECT_EQ(test::PoolInspector::count(pool, 0), 1u);
   EXPECT_EQ(pool.free_blocks(), 2u);
   EXPECT_EQ(pool.used_blocks(), 2u);
-  EXPECT_EQ(pool.free_queue(), (Queue{2, 3}));
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{2, 3}));
 }
 
 // A request holding [0, 1, 2], 0 and 1 cached: released last block first, the
@@ -36,7 +38,7 @@ TEST(KvBlockPool, ReleaseSendsAnonymousBlocksToTheFrontAndCachedOnesToTheBack) {
   ASSERT_TRUE(pool.assign(b, 101));
   for (const std::uint32_t block : {c, b, a})
     pool.release(block);
-  EXPECT_EQ(pool.free_queue(), (Queue{2, 3, 4, 5, 1, 0}));
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{2, 3, 4, 5, 1, 0}));
   EXPECT_EQ(pool.free_blocks(), 6u);
   // Cached blocks with count 0 stay findable until taken.
   EXPECT_EQ(pool.find(100), 0u);
@@ -76,18 +78,18 @@ TEST(KvBlockPool, TouchTakesACachedBlockOutOfTheMiddleOfTheQueue) {
   const std::uint32_t b = pool.take();  // 1
   pool.assign(b, 8);
   pool.release(b);  // queue 2 3 0 1
-  EXPECT_EQ(pool.free_queue(), (Queue{2, 3, 0, 1}));
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{2, 3, 0, 1}));
   pool.touch(0);
-  EXPECT_EQ(pool.free_queue(), (Queue{2, 3, 1}));
-  EXPECT_EQ(pool.count(0), 1u);
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{2, 3, 1}));
+  EXPECT_EQ(test::PoolInspector::count(pool, 0), 1u);
   EXPECT_EQ(pool.used_blocks(), 1u);
   pool.touch(0);  // a second holder: no queue change
-  EXPECT_EQ(pool.count(0), 2u);
+  EXPECT_EQ(test::PoolInspector::count(pool, 0), 2u);
   EXPECT_EQ(pool.free_blocks(), 3u);
   pool.release(0);
-  EXPECT_EQ(pool.free_queue(), (Queue{2, 3, 1}));
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{2, 3, 1}));
   pool.release(0);
-  EXPECT_EQ(pool.free_queue(), (Queue{2, 3, 1, 0}));
+  EXPECT_EQ(test::PoolInspector::free_queue(pool), (Queue{2, 3, 1, 0}));
 }
 
 TEST(KvBlockPool, AnIdentityStaysWithTheBlockThatHoldsIt) {
@@ -175,7 +177,7 @@ TEST(KvBlockPool, TheMapAnswersTheSameForEveryGroupWidth) {
     }
     for (std::uint32_t i = 0; i < 40; ++i) {
       EXPECT_EQ(pool.find(ids[i]), held[i]);
-      EXPECT_EQ(pool.identity(held[i]), ids[i]);
+      EXPECT_EQ(test::PoolInspector::identity(pool, held[i]), ids[i]);
     }
     EXPECT_EQ(pool.find((std::uint64_t{7} << 32) | 1), KvBlockPool::kNoBlock);
     EXPECT_EQ(pool.find(std::uint64_t{99} << 32), KvBlockPool::kNoBlock);
@@ -188,7 +190,9 @@ TEST(KvBlockPool, TheMapAnswersTheSameForEveryGroupWidth) {
     EXPECT_EQ(pool.evicted(), 20u);
     for (std::uint32_t i = 0; i < 40; ++i) {
       EXPECT_EQ(pool.find(ids[i]), i % 2 == 0 ? KvBlockPool::kNoBlock : held[i]) << i;
-      EXPECT_EQ(pool.identity(held[i]), i % 2 == 0 ? KvBlockPool::kNoIdentity : ids[i]) << i;
+      EXPECT_EQ(test::PoolInspector::identity(pool, held[i]),
+                i % 2 == 0 ? KvBlockPool::kNoIdentity : ids[i])
+          << i;
     }
     // A freed identity can be given again.
     EXPECT_TRUE(pool.assign(held[0], ids[0]));

@@ -18,7 +18,7 @@ namespace {
 Summary summarize(SummaryCollector& collector, SimTime run_length, std::uint64_t dropped) {
   const EdgeServer server(8);
   const ServerUsage usage = server.usage(collector.end(run_length));
-  const EnergyModel radio(EnergyKnobs{});
+  const RadioEnergy radio(EnergyKnobs{});
   return collector.summarize({run_length, dropped, &usage, &radio});
 }
 

@@ -58,14 +58,14 @@ void feed(TimeSeriesCollector& c, const std::vector<Instants>& requests) {
 // The slices on an edge server of `cores` cores with the default power.
 TimeSeries compute(TimeSeriesCollector& c, SimTime run_length, unsigned cores) {
   const EdgeServer server(cores);
-  return c.compute(run_length, server, server.usage(run_length), EnergyModel(EnergyKnobs{}));
+  return c.compute(run_length, server, server.usage(run_length), RadioEnergy(EnergyKnobs{}));
 }
 
 // MODEL.md section 8 on a stretch: the server's term and the radios'.
 double energy_wh(SimTime length, Duration busy, unsigned cores, double request_bits,
                  double result_bits) {
   return EdgeServer(cores).energy_wh(length - SimTime::zero(), busy) +
-         EnergyModel(EnergyKnobs{}).radio_wh(request_bits, result_bits);
+         RadioEnergy(EnergyKnobs{}).radio_wh(request_bits, result_bits);
 }
 
 // One core; three requests arrive in the first 10 s slice and queue behind

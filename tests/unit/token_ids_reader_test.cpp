@@ -105,12 +105,12 @@ TEST_F(TokenIdsReader, IdsFollowTheirRecordThroughTheSort) {
 }
 
 TEST_F(TokenIdsReader, PromptBlocksAreExactNotHashed) {
-  PromptBlocks blocks;
+  ChainedBlockIds blocks;
   std::array<std::uint32_t, 16> tokens{};
   // Every block after the same previous block, differing in one token: all distinct.
   for (std::uint32_t i = 0; i < 1000; ++i) {
     tokens[i % 16] = i;
-    EXPECT_EQ(blocks.id_of(PromptBlocks::kNone, tokens), i);
+    EXPECT_EQ(blocks.id_of(ChainedBlockIds::kNone, tokens), i);
   }
   EXPECT_EQ(blocks.id_of(7, tokens), 1000u);  // the same tokens after another block
   EXPECT_EQ(blocks.size(), 1001u);

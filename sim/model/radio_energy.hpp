@@ -10,9 +10,9 @@ struct EnergyKnobs {
   double device_rx_nj_per_bit = 137.01;
 };
 
-class EnergyModel {
+class RadioEnergy {
  public:
-  explicit EnergyModel(EnergyKnobs knobs) : knobs_(knobs) {}
+  explicit RadioEnergy(EnergyKnobs knobs) : knobs_(knobs) {}
 
   // The radios' energy in Wh for the bits sent and received, summed over
   // requests.
