@@ -97,6 +97,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   }
   const KnobFlag& flag = numeric_knob(*knob_name, "--vary");
   refuse_fixed_and_varied(vm, flag, "--vary");
+  refuse_batching_knobs_elsewhere(vm, base, {}, {flag.key});
   const std::optional<std::string> target_text = given("target");
   if (!target_text) {
     throw InputError("", 0, "--target", "give the target, e.g. --target success_rate>=0.99");

@@ -165,6 +165,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     set_knob_from(settings, vm, flag);
   }
   apply_trace_flags(settings, vm);
+  refuse_batching_knobs_elsewhere(vm, settings, given.files, {});
   validate_settings(settings, "");
   find_trace(settings);
   const unsigned threads = threads_from(vm);

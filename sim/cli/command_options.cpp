@@ -1,5 +1,6 @@
 #include "cli/command_options.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -308,6 +309,37 @@ LoadedTrace load_and_warn(const Settings& settings, std::ostream& err) {
 std::string figure_text(const Summary& summary, const std::string& key) {
   const std::optional<double> value = summary.get(key);
   return key + "=" + (value ? general(*value) : "null");
+}
+
+void refuse_batching_knobs_elsewhere(const po::variables_map& vm, const Settings& settings,
+                                     const std::set<std::string>& file_keys,
+                                     const std::vector<std::string>& varied) {
+  if (settings.server_kind == "batching") return;
+  if (std::find(varied.begin(), varied.end(), "server.kind") != varied.end()) return;
+  const auto batching = [](const std::string& key) { return key.rfind("batching.", 0) == 0; };
+  const std::string why = "applies to the batching server only, and this run's server is " +
+                          settings.server_kind + ": add --server batching";
+  for (const KnobFlag& flag : knob_flags()) {
+    if (batching(flag.key) && vm.count(flag.flag)) {
+      throw InputError("", 0, std::string("--") + flag.flag, why);
+    }
+  }
+  for (const std::string& key : varied) {
+    if (batching(key)) {
+      std::string name = key;
+      for (const KnobFlag& flag : knob_flags()) {
+        if (flag.key == key) name = flag.flag;
+      }
+      throw InputError("", 0, "--vary " + name, why);
+    }
+  }
+  for (const std::string& key : file_keys) {
+    if (batching(key)) {
+      throw InputError("", 0, key,
+                       "applies to the batching server only, and this run's server is " +
+                           settings.server_kind + ": set server.kind to batching");
+    }
+  }
 }
 
 PresetPair preset_pair(const std::string& preset, const HardwareCatalog& catalog) {

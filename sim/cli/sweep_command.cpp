@@ -186,8 +186,12 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   for (const SweepAxis& axis : sweep.axes) {
     refuse_fixed_and_varied(vm, sweep_knob(axis.name, "--vary"), "--vary " + axis.name);
   }
+  std::vector<std::string> varied;
+  for (const SweepAxis& axis : sweep.axes)
+    varied.push_back(axis.key);
   base.mode = sweep_run_mode(sweep.modes);
   check_sweep(sweep, base);
+  refuse_batching_knobs_elsewhere(vm, base, {}, varied);
   const std::size_t points = sweep.point_count();
   const std::optional<SweepShard> shard =
       vm.count("shard") ? std::optional(parse_shard(text_of(vm, "shard"))) : std::nullopt;

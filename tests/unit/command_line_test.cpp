@@ -608,5 +608,32 @@ TEST_F(CommandLine, ADerivedPresetSaysItsExpectedError) {
   EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("Preset ")));
 }
 
+// Batching knobs given to the edge server would be dropped without a word (a
+// sweep of identical rows, a capacity answer about nothing): refused, naming
+// the flag and --server batching; a sweep over both servers may vary them.
+TEST_F(CommandLine, BatchingKnobsWithoutTheBatchingServerAreRefused) {
+  const std::string why =
+      "applies to the batching server only, and this run's server is edge: add --server batching";
+  EXPECT_EQ(test::one_error_line(run({"--replicas", "8", "--router", "prefix"})),
+            "--replicas: " + why);
+  EXPECT_EQ(test::one_error_line(run({"--kv-blocks", "100"})), "--kv-blocks: " + why);
+  EXPECT_EQ(test::one_error_line(run_on_trace({"sweep", "--vary", "replicas=1,2"}, "sweep", {})),
+            "--vary replicas: " + why);
+  EXPECT_EQ(test::one_error_line(run_on_trace(
+                {"capacity", "--vary", "replicas", "--target", "success_rate>=0.99"}, "cap", {})),
+            "--vary replicas: " + why);
+  const std::string file =
+      test::write_file(dir_ / "edge.json", "{\"batching\": {\"replicas\": 4}}").string();
+  EXPECT_EQ(test::one_error_line(run({"--settings", file})),
+            "batching.replicas: applies to the batching server only, and this run's server is "
+            "edge: set server.kind to batching");
+  // Allowed: the batching server, and a sweep over both servers.
+  EXPECT_EQ(run({"--server", "batching", "--replicas", "2", "--plots", "none"}, "ok").status, 0);
+  EXPECT_EQ(run_on_trace({"sweep", "--vary", "server=edge,batching", "--vary", "replicas=1,2"},
+                         "both", {"--plots", "none"})
+                .status,
+            0);
+}
+
 }  // namespace
 }  // namespace infersim
