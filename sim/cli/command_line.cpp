@@ -165,6 +165,13 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     set_knob_from(settings, vm, flag);
   }
   apply_trace_flags(settings, vm);
+  // A measured run names its own workload; the default trace is not it.
+  if (vm.count("measured") && !vm.count("trace") && !given.files.count("trace.path")) {
+    refuse_folder_without_requests(vm["measured"].as<std::string>());
+    settings.trace_path = workload_of_run(vm["measured"].as<std::string>());
+    settings.trace_sha256.reset();
+    out << "Workload: " << settings.trace_path << " (the measured run's meta.json dataset_path)\n";
+  }
   refuse_batching_knobs_elsewhere(vm, settings, given.files, {});
   validate_settings(settings, "");
   find_trace(settings);
@@ -173,6 +180,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // A measured run (or measurement) replayed on the batching server: the
   // recorded mode at the engine's arrivals, with no network (the measured
   // instants are the engine's).
+  if (vm.count("measured")) refuse_folder_without_requests(vm["measured"].as<std::string>());
   const bool measured_batching = vm.count("measured") && settings.server_kind == "batching";
   if (vm.count("measured") && !measured_batching &&
       is_measured_run_folder(vm["measured"].as<std::string>())) {
@@ -182,6 +190,31 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                          "batching)");
   }
   if (measured_batching) {
+    // The replay takes the engine's own arrivals, every measured request:
+    // windowing or rescaling the trace would change the simulated side and
+    // not the measured one (nor the table).
+    const struct {
+      const char* flag;
+      const char* key;
+      bool set;
+    } reshaping[] = {
+        {"speedup", "run.time_scale", settings.time_scale != 1},
+        {"time-scale", "run.time_scale", settings.time_scale != 1},
+        {"start-offset", "run.start_offset_s", settings.start_offset_s.has_value()},
+        {"end-offset", "run.end_offset_s", settings.end_offset_s.has_value()},
+        {"max-idle-gap", "run.max_idle_gap_s", settings.max_idle_gap_s.has_value()},
+        {"time-resolution", "run.time_resolution_s", settings.time_resolution_s != 0},
+        {"duration", "run.duration_s", settings.duration_s.has_value()},
+    };
+    for (const auto& r : reshaping) {
+      if (!r.set) continue;
+      const bool by_flag = vm.count(r.flag) > 0;
+      if (!by_flag && (std::string(r.flag) == "speedup")) continue;  // said as --time-scale
+      throw InputError("", 0, by_flag ? std::string("--") + r.flag : std::string(r.key),
+                       "cannot apply to --measured: the replay takes every measured request at "
+                       "the engine's own instants, and the measured side cannot be windowed or "
+                       "rescaled to match; leave it out");
+    }
     if (settings.mode == "synthetic") {
       throw InputError("", 0, "--measured",
                        "compares the recorded replay with its measurement; the synthetic mode has "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
 
 #include "core/input_error.hpp"
@@ -614,10 +615,39 @@ MeasuredReport compare_replay(const MeasuredReplay& replay, const Replay& result
   return report;
 }
 
+std::string workload_of_run(const std::string& path) {
+  const std::string missing =
+      "missing: --measured replays the workload the run was given; name it (the token-id JSONL "
+      "whose line i is the run's bench-i)";
+  if (!is_measured_run_folder(path)) throw InputError("", 0, "--trace", missing);
+  const MeasuredRun run = read_measured_run(path);
+  if (!run.engine || !run.engine->dataset_path) throw InputError("", 0, "--trace", missing);
+  const std::filesystem::path dir(path);
+  const std::filesystem::path beside =
+      (dir.has_filename() ? dir : dir.parent_path()).parent_path() / "workloads" /
+      std::filesystem::path(*run.engine->dataset_path).filename();
+  std::error_code error;
+  if (!std::filesystem::exists(beside, error)) {
+    throw InputError("", 0, "--trace",
+                     missing + "; meta.json's dataset_path is not at " + beside.string());
+  }
+  return beside.string();
+}
+
+void refuse_folder_without_requests(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error) && !is_measured_run_folder(path)) {
+    throw InputError((std::filesystem::path(path) / "requests.jsonl").string(), 0, "",
+                     "missing: a measured run's folder holds requests.jsonl (one request a "
+                     "line), and meta.json beside it");
+  }
+}
+
 MeasuredSource load_measured_source(const std::string& path, const Trace& workload,
                                     const std::string& workload_sha256, const BatchingKnobs& base,
                                     const GivenKnobs& given) {
   MeasuredSource source;
+  refuse_folder_without_requests(path);
   if (is_measured_run_folder(path)) {
     const MeasuredRun run = read_measured_run(path);
     source.run_folder = true;

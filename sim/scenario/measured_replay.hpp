@@ -115,6 +115,15 @@ struct MeasuredSource {
   bool run_folder = false;  // a run folder (else a measurement file)
 };
 
+// The workload a measured run replayed when the user names none: meta.json's
+// dataset_path's file in the folder `workloads` beside the run's, when it is
+// there; else an InputError naming --trace.
+std::string workload_of_run(const std::string& path);
+
+// A folder given as a measured run that holds no requests.jsonl: an
+// InputError naming the missing file.
+void refuse_folder_without_requests(const std::string& path);
+
 // `path` is a run folder (requests.jsonl, meta.json, ...) joined to the
 // workload, or a measurement file (aiperf, vLLM bench, CSV) matched by order
 // to the trace `workload`. `base` and `given` as engine_setup takes them.

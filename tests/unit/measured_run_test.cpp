@@ -392,5 +392,56 @@ TEST(MeasuredCalibration, ACalibratedFileRunsAnotherTraceAsItIs) {
   EXPECT_THAT(r.out, HasSubstr("mooncake-jsonl"));
 }
 
+// What a measured replay refuses, each in one line naming the flag or the
+// file: a window or a rescaling of the trace (the measured side cannot
+// follow), a folder without requests.jsonl; and with no --trace the run's own
+// workload is found beside it.
+TEST(MeasuredRunCommand, RefusesWhatCannotApplyAndFindsItsWorkload) {
+  const std::string run = measured_path(kLlama);
+  const std::string workload = measured_path("workloads/sharegpt-llama-3.1-8b-300-sps10.jsonl");
+  const auto dir = fresh_dir("measured_cli");
+  const std::vector<std::string> base = {"run",        "--server", "batching",
+                                         "--measured", run,        "--trace",
+                                         workload,     "--output", (dir / "x").string()};
+  const std::string cannot =
+      ": cannot apply to --measured: the replay takes every measured request at the engine's own "
+      "instants";
+  const struct {
+    std::vector<std::string> extra;
+    std::string error;
+  } cases[] = {
+      {{"--end-offset", "10"}, "--end-offset" + cannot},
+      {{"--start-offset", "5"}, "--start-offset" + cannot},
+      {{"--speedup", "2"}, "--speedup" + cannot},
+      {{"--time-scale", "0.5"}, "--time-scale" + cannot},
+      {{"--max-idle-gap", "1"}, "--max-idle-gap" + cannot},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.error);
+    std::vector<std::string> args = base;
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    EXPECT_THAT(test::one_error_line(test::run_cli(args)), HasSubstr(c.error));
+    EXPECT_FALSE(std::filesystem::exists(dir / "x"));
+  }
+  const auto empty = fresh_dir("no_requests");
+  EXPECT_EQ(test::one_error_line(test::run_cli({"run", "--server", "batching", "--measured",
+                                                empty.string(), "--trace", workload})),
+            (empty / "requests.jsonl").string() +
+                ": missing: a measured run's folder holds requests.jsonl (one request a line), "
+                "and meta.json beside it");
+  // No --trace: meta.json's dataset_path, beside the run.
+  const test::CliResult found =
+      test::run_cli({"run", "--server", "batching", "--measured", run, "--output",
+                     (dir / "found").string(), "--plots", "none", "--per-request", "none"});
+  ASSERT_EQ(found.status, 0) << found.err;
+  EXPECT_THAT(found.out, HasSubstr("Workload: " + workload));
+  // A measurement file has no meta.json to say it: --trace is missing.
+  const std::string file =
+      test::write_file(dir / "m.csv", "input_tokens,output_tokens,ttft_s,e2e_s\n10,2,0.1,0.2\n")
+          .string();
+  EXPECT_THAT(test::one_error_line(test::run_cli({"run", "--measured", file})),
+              HasSubstr("--trace: missing: --measured replays the workload the run was given"));
+}
+
 }  // namespace
 }  // namespace infersim
