@@ -8,6 +8,7 @@ namespace infersim {
 
 KvBlockPool::KvBlockPool(std::uint32_t blocks)
     : blocks_(blocks), free_(blocks), node_(std::size_t{blocks} + 1), watched_(blocks, 0) {
+  static_assert(kBytesPerBlock == sizeof(Node) + sizeof(std::uint32_t));
   // Queue 0..K-1 in order behind the sentinel K.
   for (std::uint32_t b = 0; b <= blocks; ++b) {
     node_[b].prev = b == 0 ? blocks : b - 1;

@@ -22,6 +22,9 @@ class KvBlockPool {
 
   // Blocks 0..blocks-1, all free and anonymous, queued in that order.
   explicit KvBlockPool(std::uint32_t blocks);
+  // The bytes a pool of `blocks` takes before any identity is cached: a node
+  // and a watch count a block (the map grows with the identities cached).
+  static constexpr std::uint64_t kBytesPerBlock = sizeof(std::uint32_t) * 5;
 
   std::uint32_t blocks() const { return blocks_; }
   std::uint32_t free_blocks() const { return free_; }            // count 0 (cached ones included)

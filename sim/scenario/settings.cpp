@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "core/input_error.hpp"
+#include "model/kv_block_pool.hpp"
 
 namespace infersim {
 namespace {
@@ -638,7 +642,31 @@ void validate_settings(const Settings& s, const std::string& source) {
             json(s.max_power_w).dump());
   }
   // The block size against the trace's is checked once the trace is read.
-  if (s.server_kind == "batching") check_batching_knobs(s.batching, 0, source);
+  if (s.server_kind == "batching") {
+    check_batching_knobs(s.batching, 0, source);
+    check_batching_memory(s.batching, source);
+  }
+}
+
+void check_batching_memory(const BatchingKnobs& k, const std::string& source) {
+  // Every replica's block table exists from the start (the identity maps
+  // grow with use): refused before anything is built when it alone would not
+  // fit the machine's memory, rather than failing seconds later.
+  constexpr double kBytesPerReplica = 4096;  // its scheduler, queues and map's first table
+  const double bytes =
+      static_cast<double>(k.replicas) *
+      (static_cast<double>(k.kv_blocks + 1) * KvBlockPool::kBytesPerBlock + kBytesPerReplica);
+  const double machine =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (machine > 0 && bytes > machine) {
+    char text[256];
+    std::snprintf(text, sizeof(text),
+                  "%lld replicas of %lld KV blocks need %.1f GiB for their block tables alone, "
+                  "more than this machine's %.1f GiB: fewer replicas or blocks",
+                  static_cast<long long>(k.replicas), static_cast<long long>(k.kv_blocks),
+                  bytes / (1024.0 * 1024 * 1024), machine / (1024.0 * 1024 * 1024));
+    bad(source, "batching.replicas (--replicas), batching.kv_blocks (--kv-blocks)", text);
+  }
 }
 
 nlohmann::ordered_json settings_to_json(const Settings& settings) {

@@ -12,8 +12,8 @@
 
 #include "model/batching_knobs.hpp"
 #include "model/edge_server.hpp"
-#include "model/radio_energy.hpp"
 #include "model/network_path.hpp"
+#include "model/radio_energy.hpp"
 #include "report/serving_metrics.hpp"
 #include "request/request.hpp"
 #include "request/synthetic_request_generator.hpp"
@@ -106,6 +106,11 @@ std::vector<std::string> settings_file_keys(const std::string& path);
 // Checks what no single key can: max power at least idle power, the end of
 // the replay window not before its start, and the batching knobs' combinations
 // (BATCHING.md section 1) when the server batches.
+// The batching server's block tables against the machine's memory: an
+// InputError naming batching.replicas and batching.kv_blocks when they alone
+// would not fit (validate_settings calls it).
+void check_batching_memory(const BatchingKnobs& knobs, const std::string& source);
+
 void validate_settings(const Settings& settings, const std::string& source);
 
 nlohmann::ordered_json settings_to_json(const Settings& settings);

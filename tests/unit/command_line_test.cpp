@@ -635,5 +635,17 @@ TEST_F(CommandLine, BatchingKnobsWithoutTheBatchingServerAreRefused) {
             0);
 }
 
+// A million replicas would allocate their block tables for seconds and end
+// in bad_alloc: refused at once, naming both knobs and the memory.
+TEST_F(CommandLine, ReplicasBeyondTheMachinesMemoryAreRefusedAtOnce) {
+  // 100,000 x 60,000,001 blocks of 20 bytes: 111,759 GiB, beyond any machine.
+  const std::string line = test::one_error_line(
+      run({"--server", "batching", "--replicas", "100000", "--kv-blocks", "60000000"}));
+  EXPECT_THAT(line, HasSubstr("batching.replicas (--replicas), batching.kv_blocks (--kv-blocks): "
+                              "100000 replicas of 60000000 KV blocks need 111759.1 GiB for their "
+                              "block tables alone, more than this machine's"));
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
 }  // namespace
 }  // namespace infersim
