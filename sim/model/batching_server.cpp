@@ -229,6 +229,12 @@ ServerUsage BatchingServer::usage(SimTime end) const {
   }
   const auto count = [](std::uint64_t v) { return std::optional<double>(static_cast<double>(v)); };
   usage.figures.push_back({"rejected", count(rejected_), true});
+  usage.rejection_limit =
+      "a prompt and output longer than max_model_len " + std::to_string(model_len_) + " tokens" +
+      (knobs_.max_model_len ? " (--max-model-len)"
+                            : " (min(131072, kv_blocks " + std::to_string(knobs_.kv_blocks) +
+                                  " x block_tokens " + std::to_string(knobs_.block_tokens) +
+                                  "): --kv-blocks, --block-tokens or --max-model-len)");
   usage.figures.push_back({"preemptions", count(preemptions), true});
   usage.figures.push_back({"evicted_blocks", count(evicted), true});
   usage.figures.push_back({"prefix_hit_rate",

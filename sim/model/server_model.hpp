@@ -100,6 +100,9 @@ struct ServerUsage {
   bool busy_is_requests_exec = false;
   double energy_wh = 0;  // the server's own energy from 0 to `end` (no radio)
   std::vector<ServerFigure> figures;
+  // What refuses a request on arrival, in words ("" when nothing does): the
+  // batching server's longest request and the knobs that set it.
+  std::string rejection_limit;
 };
 
 class ServerModel {

@@ -272,6 +272,8 @@ std::string load_warnings(const std::vector<const ModeResult*>& results) {
   for (const ModeResult* r : results) {
     const std::string warning = overload_warning(*r, assess_load(*r));
     if (!warning.empty()) out += warning + "\n";
+    const std::string rejected = rejection_text(*r);
+    if (!rejected.empty()) out += "warning: " + rejected + ".\n";
   }
   return out;
 }

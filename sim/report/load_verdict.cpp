@@ -118,4 +118,15 @@ std::string overload_warning(const ModeResult& r, const LoadVerdict& v) {
   return "warning: " + series_label(r) + " overloaded: " + overload_text(r, v) + ".";
 }
 
+std::string rejection_text(const ModeResult& r) {
+  const double rejected = figure_value(r.summary, "rejected").value_or(0);
+  const double requests = figure_value(r.summary, "requests").value_or(0);
+  if (requests <= 0 || rejected <= requests / 2) return "";
+  const int decimals = r.replications.empty() ? 0 : 1;
+  return series_label(r) + ": " + fixed(rejected, decimals) + " of the " +
+         fixed(requests, decimals) + " requests (" + fixed(100 * rejected / requests, 1) +
+         " %) were refused on arrival: " +
+         (r.rejection_limit.empty() ? std::string("the server's limit") : r.rejection_limit);
+}
+
 }  // namespace infersim

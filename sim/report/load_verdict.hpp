@@ -61,4 +61,9 @@ std::string overload_text(const ModeResult& result, const LoadVerdict& verdict);
 // overloaded: ..."); empty when it is not.
 std::string overload_warning(const ModeResult& result, const LoadVerdict& verdict);
 
+// When most of a mode's requests (more than half) were refused on arrival:
+// how many, and the limit that refused them (ModeResult::rejection_limit),
+// as a sentence without a leading "warning: "; "" otherwise.
+std::string rejection_text(const ModeResult& result);
+
 }  // namespace infersim

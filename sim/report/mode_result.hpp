@@ -33,6 +33,7 @@ struct ModeResult {
   std::string server_kind = "edge";
   std::string unit = "core";
   std::uint32_t units = 0;
+  std::string rejection_limit;  // ServerUsage's: what refuses a request on arrival
   // Synthetic mode with replications: `summary` holds each figure's mean over
   // them, `ci95` its 95 % confidence half-width (Student t), `replications` each
   // seed's own summary; tasks and outcomes are the first seed's.

@@ -592,6 +592,12 @@ std::string report_html(const nlohmann::ordered_json& settings,
             "\"><b>Overloaded: " + html_escape(mode_title(*r)) + ".</b> " + html_escape(text) +
             ".</div>\n";
   }
+  for (const ModeResult* r : results) {
+    const std::string rejected = rejection_text(*r);
+    if (rejected.empty()) continue;
+    page += "<div class=\"banner overload\" role=\"alert\" data-mode=\"" + html_escape(r->mode) +
+            "\"><b>Most requests refused.</b> " + html_escape(rejected) + ".</div>\n";
+  }
   for (const ModeResult* r : results)
     page += verdict_html(*r, settings);
   const bool synthetic = std::any_of(results.begin(), results.end(),

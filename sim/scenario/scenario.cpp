@@ -112,6 +112,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   result.server_kind = settings.server_kind;
   result.unit = usage.unit;
   result.units = usage.units;
+  result.rejection_limit = usage.rejection_limit;
   result.time_series = series.compute(run_length, *server, usage, radio);
   serving.prepare(spare_core);
   result.summary = collector.summarize({run_length, dropped, &usage, &radio});

@@ -647,5 +647,22 @@ TEST_F(CommandLine, ReplicasBeyondTheMachinesMemoryAreRefusedAtOnce) {
   EXPECT_FALSE(fs::exists(dir_ / "run"));
 }
 
+// A cache of one block refuses nearly every request: the run still succeeds,
+// but the console and the page say so and name the limit.
+TEST_F(CommandLine, MostRequestsRefusedIsSaidWithTheLimit) {
+  const test::CliResult r = run({"--server", "batching", "--kv-blocks", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string limit =
+      "were refused on arrival: a prompt and output longer than max_model_len 16 tokens "
+      "(min(131072, kv_blocks 1 x block_tokens 16): --kv-blocks, --block-tokens or "
+      "--max-model-len)";
+  EXPECT_THAT(r.out, HasSubstr("warning: recorded trace: 3 of the 3 requests (100.0 %) " + limit));
+  EXPECT_THAT(test::read_file(dir_ / "run" / "report.html"),
+              HasSubstr("<b>Most requests refused.</b> recorded trace: 3 of the 3 requests"));
+  // Half or fewer refused: no warning.
+  const test::CliResult fine = run({"--server", "batching"}, "fine");
+  EXPECT_THAT(fine.out, ::testing::Not(HasSubstr("refused on arrival")));
+}
+
 }  // namespace
 }  // namespace infersim
