@@ -40,9 +40,11 @@ JSON
 "$infersim" run --settings "$output/known.json" --trace "$output/requests.jsonl" \
   --output "$output/benchmark" --force --plots none > /dev/null
 
-# requests.csv in aiperf's per-request export shape (times in ms).
+# requests.csv in aiperf's per-request export shape (times in ms; the start on
+# aiperf's wall clock, nanoseconds since the epoch: 2025-10-07 05:00:00 UTC here).
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-         { printf "{\"metadata\": {\"request_start_ns\": %.0f}, \"metrics\": {", $col["arrival_s"] * 1e9
+         { split($col["arrival_s"], t, ".")  # nine decimals: whole seconds and nanoseconds
+           printf "{\"metadata\": {\"request_start_ns\": %d%s}, \"metrics\": {", 1759813200 + t[1], t[2]
            printf "\"input_sequence_length\": {\"value\": %d, \"unit\": \"tokens\"}, ", $col["context_tokens"]
            printf "\"output_sequence_length\": {\"value\": %d, \"unit\": \"tokens\"}, ", $col["generated_tokens"]
            printf "\"time_to_first_token\": {\"value\": %.9f, \"unit\": \"ms\"}, ", $col["ttft_s"] * 1000

@@ -48,9 +48,14 @@ po::variables_map parse_options(const std::vector<std::string>& args,
     throw InputError("", 0, "",
                      messages.too_many.empty() ? std::string(e.what()) + see : messages.too_many);
   } catch (const po::multiple_occurrences& e) {
-    throw InputError("", 0,
-                     "--" + e.get_option_name().substr(e.get_option_name().find_first_not_of('-')),
-                     "given more than once" + messages.repeated);
+    const std::string name = e.get_option_name().substr(e.get_option_name().find_first_not_of('-'));
+    // The note on positional arguments only for an option one of them sets.
+    bool positional_too = false;
+    for (unsigned i = 0; i < positional.max_total_count() && i < 16; ++i)
+      positional_too = positional_too || positional.name_for_position(i) == name;
+    throw InputError("", 0, "--" + name,
+                     "given more than once; give it once" +
+                         (positional_too ? messages.repeated : std::string()));
   } catch (const po::error& e) {
     throw InputError("", 0, "", std::string(e.what()) + see);
   }

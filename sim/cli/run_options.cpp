@@ -163,10 +163,13 @@ nlohmann::json flag_value(const KnobFlag& flag, const std::string& text) {
     case KnobFlag::kWhole: {
       std::uint64_t value = 0;
       const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-        throw InputError("", 0, label, "expected a whole number, got '" + text + "'");
-      }
-      return value;
+      if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return value;
+      // A negative whole number goes on to the knob's own check, which gives
+      // its range.
+      std::int64_t negative = 0;
+      const auto n = std::from_chars(text.data(), text.data() + text.size(), negative);
+      if (n.ec == std::errc() && n.ptr == text.data() + text.size()) return negative;
+      throw InputError("", 0, label, "expected a whole number, got '" + text + "'");
     }
     case KnobFlag::kReal:
       break;

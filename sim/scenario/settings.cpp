@@ -146,7 +146,10 @@ KeySpec choice_key(std::string Settings::*member, std::vector<std::string> allow
               std::string list;
               for (const std::string& a : allowed)
                 list += (list.empty() ? "" : " or ") + a;
-              bad(src, l, "must be " + list + ", got " + shown(v));
+              const auto near = nearest(choice, allowed);
+              bad(src, l,
+                  "must be " + list + ", got " + shown(v) +
+                      (near ? " (did you mean " + *near + "?)" : std::string()));
             }
             s.*member = choice;
           },
@@ -318,7 +321,11 @@ const Table& table() {
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           const std::string name = text(v, src, l);
           if (!parse_router_kind(name, s.batching.router)) {
-            bad(src, l, "must be round-robin, least-requests, kv-aware or prefix, got " + shown(v));
+            const auto near =
+                nearest(name, {"round-robin", "least-requests", "kv-aware", "prefix"});
+            bad(src, l,
+                "must be round-robin, least-requests, kv-aware or prefix, got " + shown(v) +
+                    (near ? " (did you mean " + *near + "?)" : std::string()));
           }
         },
         [](const Settings& s) { return nlohmann::ordered_json(to_string(s.batching.router)); }}},

@@ -190,6 +190,13 @@ AiperfExport read_aiperf_export(const std::string& path) {
     if (!start_ns || !start_is_integer) {
       throw InputError(path, line, "metadata.request_start_ns", "expected an integer count of ns");
     }
+    // aiperf writes the wall clock in nanoseconds since the epoch: 0 (or less)
+    // is no instant, and would stretch the run back to 1970.
+    if (*start_ns <= 0) {
+      throw InputError(path, line, "metadata.request_start_ns",
+                       "must be nanoseconds since the epoch (aiperf's wall clock), got " +
+                           std::to_string(*start_ns));
+    }
     AiperfRecord r;
     r.line = line;
     r.start_ns = *start_ns;

@@ -664,5 +664,43 @@ TEST_F(CommandLine, MostRequestsRefusedIsSaidWithTheLimit) {
   EXPECT_THAT(fine.out, ::testing::Not(HasSubstr("refused on arrival")));
 }
 
+// The messages a user meets when a value is off: the range a count takes, the
+// word meant, a flag given twice said as such (the positional note only where
+// a positional argument sets the same knob), an aiperf record with no instant.
+TEST_F(CommandLine, MessagesSayWhatIsMeant) {
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } cases[] = {
+      {{"--server", "batching", "--replicas", "-2"},
+       "--replicas: must be a whole number from 1 to 1000000, got -2"},
+      {{"--server", "batching", "--router", "prefx"},
+       "--router: must be round-robin, least-requests, kv-aware or prefix, got \"prefx\" (did "
+       "you mean prefix?)"},
+      {{"--server", "kbatching"},
+       "--server: must be edge or batching, got \"kbatching\" (did you "
+       "mean batching?)"},
+      {{"--server", "batching", "--replicas", "2", "--replicas", "4"},
+       "--replicas: given more than once; give it once"},
+      {{"--devices", "3", "--devices", "4"},
+       "--devices: given more than once; give it once (a positional argument sets it too)"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.error);
+    EXPECT_EQ(test::one_error_line(run(c.args)), c.error);
+  }
+  const std::string aiperf =
+      test::write_file(
+          dir_ / "aiperf.jsonl",
+          R"({"metadata":{"request_start_ns":0},"metrics":{"input_sequence_length":{"value":5,)"
+          R"("unit":"tokens"},"output_sequence_length":{"value":3,"unit":"tokens"}}})"
+          "\n")
+          .string();
+  EXPECT_EQ(test::one_error_line(test::run_cli({"run", "--trace", aiperf})),
+            aiperf +
+                ":1: metadata.request_start_ns: must be nanoseconds since the epoch "
+                "(aiperf's wall clock), got 0");
+}
+
 }  // namespace
 }  // namespace infersim
