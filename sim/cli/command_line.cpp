@@ -309,13 +309,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     document["meta"]["preset"] = vm["preset"].as<std::string>();
     document["meta"]["preset_expected_error_pct"] = *preset_error;
   }
-  write_run(folder, document, result.modes(), per_request, {settings.plots == "svg", &err});
+  ReportOptions writing{settings.plots == "svg", &err};
+  if (report) writing.measured = &*report;
+  write_run(folder, document, result.modes(), per_request, writing);
   if (comparison) write_measured(folder, result, *comparison);
-  if (report) {
-    PlotRendering rendering;
-    write_measured_report(folder.path(), *report, settings.plots == "svg", &rendering);
-    if (!rendering.message.empty()) err << rendering.message << '\n';
-  }
   out << "Run folder: " << folder.path().string() << '\n';
   return 0;
 }

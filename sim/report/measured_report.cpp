@@ -280,19 +280,28 @@ std::vector<PlotScript> measured_plot_scripts(const MeasuredReport& report) {
                     {"t_s", "simulated_running", "#d0502a", true, "running, infersim"},
                     {"t_s", "measured_waiting", "#2a6fd0", false, "waiting, measured"},
                     {"t_s", "simulated_waiting", "#2aa05a", true, "waiting, infersim"}}));
-    out.push_back(ticks_plot(
-        "measured_kv", "KV cache use, measured and simulated",
-        "The share of KV blocks in use at the end of each tick. Runs whose stat logger did not "
-        "record it show a flat measured line at 0.",
-        "% of KV blocks",
-        {{"t_s", "measured_kv_pct", "#222222", false, "measured"},
-         {"t_s", "simulated_kv_pct", "#d0502a", true, "infersim"}}));
+    // A run that did not record its KV use (0 at every tick) has no measured
+    // line to draw: the replay's alone, said so.
+    if (kv_use_recorded(report)) {
+      out.push_back(ticks_plot("measured_kv", "KV cache use, measured and simulated",
+                               "The share of KV blocks in use at the end of each tick.",
+                               "% of KV blocks",
+                               {{"t_s", "measured_kv_pct", "#222222", false, "measured"},
+                                {"t_s", "simulated_kv_pct", "#d0502a", true, "infersim"}}));
+    } else {
+      out.push_back(ticks_plot("measured_kv", "KV cache use, simulated",
+                               "The share of KV blocks in use at the end of each tick of the "
+                               "replay; the real run did not record its own.",
+                               "% of KV blocks",
+                               {{"t_s", "simulated_kv_pct", "#d0502a", true, "infersim"}}));
+    }
   }
   return out;
 }
 
-void write_measured_report(const std::filesystem::path& dir, const MeasuredReport& report,
-                           bool plots, PlotRendering* rendering) {
+std::vector<PlotScript> write_measured_report(const std::filesystem::path& dir,
+                                              const MeasuredReport& report, bool plots,
+                                              PlotRendering* rendering) {
   write_file_atomically(dir / "measured.csv", measured_requests_csv(report));
   write_file_atomically(dir / "measured_cdf.csv", measured_cdf_csv(report));
   write_file_atomically(dir / "measured_table.txt",
@@ -300,13 +309,46 @@ void write_measured_report(const std::filesystem::path& dir, const MeasuredRepor
   if (!report.ticks.empty()) {
     write_file_atomically(dir / "measured_timeseries.csv", measured_ticks_csv(report));
   }
-  if (!plots) return;
+  if (!plots) return {};
   const std::vector<PlotScript> scripts = measured_plot_scripts(report);
   std::filesystem::create_directories(dir / "plots");
   for (const PlotScript& p : scripts)
     write_file_atomically(dir / "plots" / (p.name + ".gp"), p.script);
   PlotRendering r = render_plots(dir, scripts);
   if (rendering != nullptr) *rendering = std::move(r);
+  return scripts;
+}
+
+bool kv_use_recorded(const MeasuredReport& report) {
+  return std::any_of(report.ticks.begin(), report.ticks.end(), [](const MeasuredTickRow& t) {
+    return t.measured_kv_pct && *t.measured_kv_pct > 0;
+  });
+}
+
+nlohmann::ordered_json measured_to_json(const MeasuredReport& report) {
+  nlohmann::ordered_json out;
+  out["source"] = report.source;
+  out["engine"] = report.engine;
+  out["requests"] = report.requests.size();
+  nlohmann::ordered_json table = nlohmann::ordered_json::array();
+  for (const MeasuredTableRow& row : report.table) {
+    nlohmann::ordered_json r;
+    r["metric"] = row.metric;
+    r["statistic"] = row.statistic;
+    r["measured_ms"] = row.measured_ms;
+    r["simulated_ms"] = row.simulated_ms;
+    r["diff_pct"] = row.diff_pct();
+    if (row.other_ms) {
+      r["other_ms"] = *row.other_ms;
+      r["other_diff_pct"] = *row.other_diff_pct();
+    }
+    table.push_back(std::move(r));
+  }
+  out["table"] = std::move(table);
+  out["loss"] = report.loss.total;
+  if (report.running_mean_abs_diff) out["running_mean_abs_diff"] = *report.running_mean_abs_diff;
+  if (report.waiting_mean_abs_diff) out["waiting_mean_abs_diff"] = *report.waiting_mean_abs_diff;
+  return out;
 }
 
 }  // namespace infersim

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "report/plots.hpp"
@@ -147,7 +149,19 @@ inline constexpr const char* kMeasuredFiles[] = {"measured.csv", "measured_times
 // Writes measured.csv, measured_cdf.csv, measured_table.txt, and
 // measured_timeseries.csv when there are ticks, into `dir`; with `plots`, the
 // scripts into dir/plots and renders them (`rendering` says what happened).
-void write_measured_report(const std::filesystem::path& dir, const MeasuredReport& report,
-                           bool plots, PlotRendering* rendering);
+// Returns the scripts written.
+std::vector<PlotScript> write_measured_report(const std::filesystem::path& dir,
+                                              const MeasuredReport& report, bool plots,
+                                              PlotRendering* rendering);
+
+// The table's figures for summary.json: `source`, `engine`, `table` (a row a
+// figure: metric, statistic, measured_ms, simulated_ms, diff_pct, and the
+// other simulator's other_ms and other_diff_pct when there is one), `loss`,
+// and the ticks' running and waiting differences when there are ticks.
+nlohmann::ordered_json measured_to_json(const MeasuredReport& report);
+
+// Whether the run recorded its KV cache use: some tick holds a value above 0
+// (a stat logger that does not record it writes 0 at every tick).
+bool kv_use_recorded(const MeasuredReport& report);
 
 }  // namespace infersim

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/measured_report.hpp"
 #include "report/mode_result.hpp"
 
 namespace infersim {
@@ -37,8 +38,12 @@ std::string inline_svg(const std::string& svg, const std::string& id_prefix,
 // The page. `settings` is the run's settings.json document; `results` one mode
 // or recorded and synthetic; `figures` the plots in order (none when plots are
 // off); `plots_note` says why plots are missing, when they are.
+// With `measured`, a section sets the replay against the measured run: its
+// table (ms, diff %) and `measured_figures`.
 std::string report_html(const nlohmann::ordered_json& settings,
                         const std::vector<const ModeResult*>& results,
-                        const std::vector<ReportFigure>& figures, const std::string& plots_note);
+                        const std::vector<ReportFigure>& figures, const std::string& plots_note,
+                        const MeasuredReport* measured = nullptr,
+                        const std::vector<ReportFigure>& measured_figures = {});
 
 }  // namespace infersim

@@ -57,9 +57,12 @@ std::string read_text_file(const std::filesystem::path& path) {
 }
 
 void write_mode_files(const RunFolder& folder, const std::string& sub, const ModeResult& r,
-                      bool per_request) {
+                      bool per_request, const MeasuredReport* measured) {
   const std::filesystem::path dir = sub.empty() ? folder.path() : folder.path() / sub;
-  write_file_atomically(dir / "summary.json", summary_to_json(r).dump(2) + "\n");
+  nlohmann::ordered_json summary = summary_to_json(r);
+  if (measured != nullptr && r.mode == "recorded")
+    summary["measured"] = measured_to_json(*measured);
+  write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
   if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.log);
   write_file_atomically(dir / "timeseries.csv", time_series_csv(r.time_series));
   write_file_atomically(dir / "cdf.csv", latency_cdf_csv(r.latency_cdf));
@@ -137,7 +140,7 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
                           ": cannot create: " + error.message());
       }
     }
-    write_mode_files(folder, nested ? r->mode : "", *r, per_request);
+    write_mode_files(folder, nested ? r->mode : "", *r, per_request, report.measured);
   }
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
   if (nested) {
@@ -172,8 +175,22 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
       figures.push_back(std::move(f));
     }
   }
-  write_file_atomically(folder.file("report.html"),
-                        report_html(settings, results, figures, plots_note));
+  std::vector<ReportFigure> measured_figures;
+  if (report.measured != nullptr) {
+    PlotRendering rendering;
+    for (const PlotScript& p :
+         write_measured_report(folder.path(), *report.measured, report.plots, &rendering)) {
+      ReportFigure f{p.name, p.title, p.caption, ""};
+      if (std::find(rendering.rendered.begin(), rendering.rendered.end(), p.name) !=
+          rendering.rendered.end()) {
+        f.svg = read_text_file(folder.file("plots") / (p.name + ".svg"));
+      }
+      measured_figures.push_back(std::move(f));
+    }
+  }
+  write_file_atomically(
+      folder.file("report.html"),
+      report_html(settings, results, figures, plots_note, report.measured, measured_figures));
 }
 
 }  // namespace infersim

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/measured_report.hpp"
 #include "report/mode_result.hpp"
 #include "report/run_folder.hpp"
 #include "report/summary.hpp"
@@ -33,6 +34,10 @@ struct ReportOptions {
   bool plots = true;                // write plots/ and render it
   std::ostream* notices = nullptr;  // told once when the plots could not be rendered
   std::string gnuplot = "gnuplot";  // the program, found on PATH
+  // A replay of a measured run (run --measured): its files (measured*.csv,
+  // measured_table.txt, plots/measured_*), its table in the recorded
+  // summary.json under `measured`, and a validation section on the page.
+  const MeasuredReport* measured = nullptr;
 };
 
 // cdf.csv: `fraction,wait_s,ttft_s,e2el_s`, one row a point of LatencyCdf.

@@ -392,6 +392,28 @@ TEST(MeasuredCalibration, ACalibratedFileRunsAnotherTraceAsItIs) {
   EXPECT_THAT(r.out, HasSubstr("mooncake-jsonl"));
 }
 
+// The run's timeseries.csv holds 0 at every tick for the KV use its stat
+// logger did not record: no measured line is drawn for it.
+TEST(MeasuredReportPlots, AnUnrecordedKvUseIsNotDrawn) {
+  MeasuredReport report;
+  MeasuredTickRow tick;
+  tick.measured_kv_pct = 0;
+  tick.simulated_kv_pct = 12;
+  report.ticks = {tick, tick};
+  EXPECT_FALSE(kv_use_recorded(report));
+  const auto kv_script = [&] {
+    for (const PlotScript& p : measured_plot_scripts(report)) {
+      if (p.name == "measured_kv") return p.script;
+    }
+    return std::string();
+  };
+  EXPECT_THAT(kv_script(), ::testing::Not(HasSubstr("measured_kv_pct")));
+  EXPECT_THAT(kv_script(), HasSubstr("simulated_kv_pct"));
+  report.ticks[1].measured_kv_pct = 3.5;
+  EXPECT_TRUE(kv_use_recorded(report));
+  EXPECT_THAT(kv_script(), HasSubstr("measured_kv_pct"));
+}
+
 // What a measured replay refuses, each in one line naming the flag or the
 // file: a window or a rescaling of the trace (the measured side cannot
 // follow), a folder without requests.jsonl; and with no --trace the run's own
@@ -435,6 +457,16 @@ TEST(MeasuredRunCommand, RefusesWhatCannotApplyAndFindsItsWorkload) {
                      (dir / "found").string(), "--plots", "none", "--per-request", "none"});
   ASSERT_EQ(found.status, 0) << found.err;
   EXPECT_THAT(found.out, HasSubstr("Workload: " + workload));
+  // The validation is in the page and in summary.json, not only in files of
+  // its own.
+  const nlohmann::json summary = nlohmann::json::parse(read_file(dir / "found" / "summary.json"));
+  ASSERT_TRUE(summary.contains("measured"));
+  EXPECT_EQ(summary["measured"]["table"].size(), 15u);
+  EXPECT_EQ(summary["measured"]["table"][0]["metric"], "TTFT");
+  EXPECT_NEAR(summary["measured"]["table"][0]["measured_ms"].get<double>(), 7097.2, 0.05);
+  const std::string page = read_file(dir / "found" / "report.html");
+  EXPECT_THAT(page, HasSubstr("<section id=\"measured\">"));
+  EXPECT_THAT(page, HasSubstr("<th scope=\"row\">TTFT Mean</th><td>7097.2</td>"));
   // A measurement file has no meta.json to say it: --trace is missing.
   const std::string file =
       test::write_file(dir / "m.csv", "input_tokens,output_tokens,ttft_s,e2e_s\n10,2,0.1,0.2\n")
