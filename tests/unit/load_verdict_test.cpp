@@ -68,7 +68,8 @@ TEST_F(Overload, EdgeServerAskedForMoreThanItsCoresGiveIsWarned) {
   EXPECT_THAT(html, HasSubstr("<div class=\"banner overload\" role=\"alert\" "
                               "data-mode=\"recorded\"><b>Overloaded: Recorded trace.</b> The "
                               "requests ask 2.11 times what the 1 core can do"));
-  EXPECT_THAT(html, HasSubstr("Recorded trace: deadlines missed, overloaded</h3>"));
+  EXPECT_THAT(html, HasSubstr("Recorded trace: deadlines missed, TTFT p99 over its budget, mean "
+                              "latency over its budget, overloaded</h3>"));
 }
 
 // The same requests 2 s apart: 20 s of execution over 38 s, 0.53 of the

@@ -7,6 +7,7 @@
 
 #include <regex>
 
+#include "report/figure_text.hpp"
 #include "scenario/scenario.hpp"
 
 namespace infersim {
@@ -116,8 +117,9 @@ TEST_F(ReportPage, OpensWithTheVerdictAndTheKnobsThatProducedIt) {
                                "data-mode=\"recorded\"><b>Overloaded: Recorded trace.</b> The "
                                "requests ask 2.35 times what the 1 core can do (9.167 s of "
                                "execution over the 3.900 s the arrivals span)"));
-  EXPECT_THAT(page_, HasSubstr("<h3>Recorded trace: deadlines missed, overloaded</h3>"));
-  EXPECT_THAT(page_, HasSubstr("<h3>Synthetic poisson: deadlines met</h3>"));
+  EXPECT_THAT(page_, HasSubstr("<h3>Recorded trace: deadlines missed, TTFT p99 over its budget, "
+                               "mean latency over its budget, overloaded</h3>"));
+  EXPECT_THAT(page_, HasSubstr("<h3>Synthetic poisson: every target met</h3>"));
   EXPECT_EQ(count(page_, "class=\"banner"), 1u);
   // The budgets and the server's knobs, with their settings keys.
   EXPECT_THAT(page_, HasSubstr("<code>deadline.ttft_budget_s</code></th><td>2 s</td>"));
@@ -187,6 +189,35 @@ TEST(InlineSvg, DropsThePrologueAndRenamesIds) {
 TEST(HtmlEscape, EscapesTheFiveCharacters) {
   EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+}
+
+// Deadlines met but a TTFT p99 past its budget is not a green verdict: the
+// verdict reads every figure it shows against its target, and names the
+// one missed.
+TEST(ReportVerdict, EveryFigureShownAgainstItsTargetDecidesIt) {
+  // Requests 1.5 s apart, each 0.5 s of work on its own core: every deadline
+  // met, the TTFT p99 a fraction of a second; a 50 ms TTFT budget then is
+  // missed while the deadlines (the decode budget is generous) are met.
+  Settings settings;
+  settings.ttft_budget_s = 0.05;
+  settings.decode_budget_s = 10;
+  RequestList tasks(settings.request_knobs());
+  for (int i = 0; i < 20; ++i)
+    tasks.add(SimTime::from_seconds(i * 1.5), 500, 3);
+  const ModeResult r =
+      simulate(settings, "recorded", std::move(tasks), SimTime::from_seconds(60), 0, false);
+  ASSERT_EQ(figure_value(r.summary, "success_rate"), 1.0);
+  nlohmann::ordered_json json = settings_to_json(settings);
+  json["trace"]["path"] = "t.csv";
+  const std::string page = report_html(json, {&r}, {}, "");
+  EXPECT_THAT(page, HasSubstr("<div class=\"verdict missed\" data-mode=\"recorded\">"));
+  EXPECT_THAT(page, HasSubstr("<h3>Recorded trace: TTFT p99 over its budget</h3>"));
+  EXPECT_THAT(page, HasSubstr("<li class=\"ok\">✓ 100.00 % of the 20 requests met their deadline"));
+  EXPECT_THAT(page, HasSubstr("<li class=\"miss\">✗ TTFT, p99:"));
+  // With a budget it meets, every target is met.
+  json["deadline"]["ttft_budget_s"] = 5;
+  EXPECT_THAT(report_html(json, {&r}, {}, ""),
+              HasSubstr("<h3>Recorded trace: every target met</h3>"));
 }
 
 }  // namespace
