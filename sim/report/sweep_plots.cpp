@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "report/number_format.hpp"
 #include "report/run_folder.hpp"
@@ -177,6 +178,13 @@ bool wide_positive(const std::vector<double>& values) {
   return *low > 0 && *high >= *low * 100;
 }
 
+// A share (success_rate, a hit rate): every value from 0 to 1. A logarithmic
+// axis would crowd the top, where a 0.99 target sits, into a sliver.
+bool fraction(const std::vector<double>& values) {
+  return !values.empty() &&
+         std::all_of(values.begin(), values.end(), [](double v) { return v >= 0 && v <= 1; });
+}
+
 }  // namespace
 
 const std::vector<std::string>& sweep_plot_keys() {
@@ -322,7 +330,17 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
     p.caption = "The search's runs: " + key + " at each " + knob +
                 " run, recorded traffic solid, synthetic dashed; a filled point met the "
                 "target, an open one did not. A vertical line marks each mode's answer.";
-    const bool log_y = wide_positive(column_numbers(table, key));
+    const std::vector<double> values = column_numbers(table, key);
+    const bool share = fraction(values);
+    const bool log_y = !share && wide_positive(values);
+    // A share with a target near 1: the axis from a little below the target
+    // to 1, the target in its upper part; runs below it sit on the floor.
+    std::optional<double> bottom;
+    for (const CapacityPlotBound& b : bounds) {
+      if (share && b.key == key && b.value >= 0.9 && b.value < 1) {
+        bottom = std::max(0.0, b.value - 4 * (1 - b.value));
+      }
+    }
     p.script = header(p.name, p.title, "capacity.csv") + "set xlabel " +
                quoted(knob + (log_x ? " (logarithmic)" : "")) + "\n" + "set ylabel " +
                quoted(figure_label(key, log_y)) + "\n# A table a mode: its runs' " + knob + ", " +
@@ -337,7 +355,16 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
     // A logarithmic axis after the tables: gnuplot refuses a table on one.
     p.script += std::string("unset table\nset datafile separator whitespace\n") +
                 (log_x ? "set logscale x\n" : "") + (log_y ? "set logscale y\n" : "");
+    if (bottom) {
+      p.script += "set yrange [" + shortest(*bottom) + ":1.002]\n";
+      p.caption += " The axis shows " + shortest(*bottom) +
+                   " to 1 around the target; a run below it sits on the axis's floor.";
+    }
+    const std::string y = bottom
+                              ? "($2 < " + shortest(*bottom) + " ? " + shortest(*bottom) + " : $2)"
+                              : std::string("2");
     int arrow = 0;
+    std::string answers;  // the answers' entries in the key: never clipped at the edge
     for (const CapacityPlotMode* m : drawn) {
       if (!m->answer) continue;
       const bool synthetic = m->mode == "synthetic";
@@ -346,10 +373,10 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
       ++arrow;
       p.script += "set arrow " + std::to_string(arrow) + " from first " + at +
                   ", graph 0 to first " + at + ", graph 1 nohead lw 1.5 lc rgb \"" + colour +
-                  "\" dt " + (synthetic ? "2" : "1") + "\nset label " + std::to_string(arrow) +
-                  " " + quoted(m->mode + " answer: " + knob + "=" + at) + " at first " + at +
-                  ", graph " + (synthetic ? "0.90" : "0.96") + " offset 0.5,0 tc rgb \"" + colour +
-                  "\"\n";
+                  "\" dt " + (synthetic ? "2" : "1") + "\n";
+      answers += ", \\\n     NaN with lines lw 1.5 lc rgb \"" + colour + "\" dt " +
+                 (synthetic ? "2" : "1") + " title " +
+                 quoted(m->mode + " answer: " + knob + "=" + at);
     }
     p.script += "plot ";
     bool first = true;
@@ -357,12 +384,12 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
       const bool synthetic = m->mode == "synthetic";
       const std::string colour = synthetic ? kSyntheticColour : kRecordedColour;
       const std::string t = "$" + m->mode;
-      p.script += std::string(first ? "" : ", \\\n     ") + t +
-                  " using 1:2 smooth unique with lines lw 2 lc rgb \"" + colour + "\" dt " +
+      p.script += std::string(first ? "" : ", \\\n     ") + t + " using 1:" + y +
+                  " smooth unique with lines lw 2 lc rgb \"" + colour + "\" dt " +
                   (synthetic ? "2" : "1") + " title " + quoted(m->mode) + ", \\\n     " + t +
-                  " using 1:($3 > 0 ? $2 : NaN) with points pt 7 ps 0.9 lc rgb \"" + colour +
+                  " using 1:($3 > 0 ? " + y + " : NaN) with points pt 7 ps 0.9 lc rgb \"" + colour +
                   "\" title " + quoted(m->mode + ", met") + ", \\\n     " + t +
-                  " using 1:($3 > 0 ? NaN : $2) with points pt 6 ps 0.9 lc rgb \"" + colour +
+                  " using 1:($3 > 0 ? NaN : " + y + ") with points pt 6 ps 0.9 lc rgb \"" + colour +
                   "\" title " + quoted(m->mode + ", missed");
       first = false;
     }
@@ -372,7 +399,7 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
                   " with lines lw 1 dt 3 lc rgb \"#666666\" title " +
                   quoted("target: " + b.key + b.comparison + shortest(b.value));
     }
-    p.script += "\nunset output\n";
+    p.script += answers + "\nunset output\n";
     out.push_back(std::move(p));
   }
   return out;
