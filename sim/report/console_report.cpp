@@ -274,6 +274,9 @@ std::string load_warnings(const std::vector<const ModeResult*>& results) {
     if (!warning.empty()) out += warning + "\n";
     const std::string rejected = rejection_text(*r);
     if (!rejected.empty()) out += "warning: " + rejected + ".\n";
+    if (!r->replica_series.omitted.empty()) {
+      out += "note: " + r->mode + ": " + r->replica_series.omitted + ".\n";
+    }
   }
   return out;
 }

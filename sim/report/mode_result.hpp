@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/sim_time.hpp"
+#include "report/replica_series.hpp"
 #include "report/request_log.hpp"
 #include "report/serving_metrics.hpp"
 #include "report/summary.hpp"
@@ -41,6 +42,7 @@ struct ModeResult {
   std::vector<Summary> replications;
   // timeseries.csv and cdf.csv (the first seed's when replicated).
   TimeSeries time_series;
+  ReplicaSeries replica_series;  // the batching server's replicas apart (replicas.csv)
   LatencyCdf latency_cdf;
   // Replicated: every seed's time series and CDF, the first seed's first (the
   // bands the plots draw around the first seed's curves).

@@ -307,6 +307,52 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
   return p;
 }
 
+// The batching server's replicas one by one (replicas.csv of one mode): the
+// KV cache each holds, and the requests running on each, a line a replica
+// (the first kPlottedReplicas when there are more). Sums hide what a router
+// leaves uneven; this shows it.
+constexpr std::uint32_t kPlottedReplicas = 16;
+
+PlotScript replicas_plot(const Series& s, double slice_s) {
+  const ReplicaSeries& rs = s.result->replica_series;
+  const std::uint32_t drawn = std::min(rs.replicas, kPlottedReplicas);
+  PlotScript p;
+  p.name = "replicas_" + s.result->mode;
+  p.title = "Replica by replica, " + s.label;
+  p.caption =
+      "Top: each replica's KV cache in use, as a share of its blocks; bottom: the "
+      "requests running on it; both time-weighted over each " +
+      shortest(slice_s) + " s slice, 0 while idle (" + s.dir + "replicas.csv" +
+      (drawn < rs.replicas ? "; the first " + std::to_string(drawn) + " of " +
+                                 std::to_string(rs.replicas) + " replicas drawn"
+                           : std::string()) +
+      "). Lines apart are load the router left uneven.";
+  static const char* const kPalette[] = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98",
+                                         "#d68910", "#17a589", "#34495e", "#ba4a00"};
+  const std::string file = "'" + s.dir + "replicas.csv'";
+  const std::string mid = "(column(\"t_s\") + " + shortest(slice_s / 2) + ")";
+  const auto panel = [&](const std::string& title, const std::string& ylabel,
+                         const std::string& column, const std::string& range) {
+    std::string out = "set title \"" + title + "\"\nset ylabel \"" + ylabel + "\"\nset yrange " +
+                      range + "\nplot ";
+    for (std::uint32_t r = 0; r < drawn; ++r) {
+      out += std::string(r == 0 ? "" : ", \\\n     ") + file + " using " + mid +
+             ":(column(\"replica\") == " + std::to_string(r) + " ? column(\"" + column +
+             "\") : NaN) with histeps lw 1.5 lc rgb \"" + kPalette[r % 8] + "\" dt " +
+             std::to_string(1 + r / 8) + " title \"replica " + std::to_string(r) + "\"";
+    }
+    return out + "\n";
+  };
+  p.script = header(p.name, p.title, s.dir + "replicas.csv", "960,640") + time_axis({s}) +
+             "set datafile separator comma\nset key outside right top\nset multiplot layout 2,1 "
+             "title \"" +
+             p.title + "\"\n" +
+             panel("KV cache in use", "blocks in use (%)", "kv_use_pct", "[0:100]") +
+             panel("Requests running", "requests running", "running_mean", "[0:*]") +
+             "unset multiplot\nunset output\n";
+  return p;
+}
+
 PlotScript miss_plot(const std::vector<Series>& series, double slice_s) {
   PlotScript p;
   p.name = "deadline_misses";
@@ -548,6 +594,9 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
                           "",
                           std::nullopt}));
   out.push_back(miss_plot(series, slice_s));
+  for (const Series& s : series) {
+    if (!s.result->replica_series.empty()) out.push_back(replicas_plot(s, slice_s));
+  }
   // A mode without requests has no distribution to draw (gnuplot refuses an
   // empty file).
   std::vector<Series> with_requests;

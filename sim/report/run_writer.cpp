@@ -65,6 +65,9 @@ void write_mode_files(const RunFolder& folder, const std::string& sub, const Mod
   write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
   if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.log);
   write_file_atomically(dir / "timeseries.csv", time_series_csv(r.time_series));
+  if (!r.replica_series.empty()) {
+    write_file_atomically(dir / "replicas.csv", replica_series_csv(r.replica_series));
+  }
   write_file_atomically(dir / "cdf.csv", latency_cdf_csv(r.latency_cdf));
   if (!r.replications.empty()) {
     std::vector<std::string> keys;

@@ -15,6 +15,7 @@
 #include "model/edge_server.hpp"
 #include "model/simulation.hpp"
 #include "report/number_format.hpp"
+#include "report/replica_series.hpp"
 #include "report/request_log.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -96,6 +97,9 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
+  ReplicaSeriesCollector replicas(
+      Duration::from_seconds(settings.slice_duration_s),
+      batching ? static_cast<std::uint32_t>(settings.batching.replicas) : 0);
   RequestLog log(keep_requests ? result.tasks.size() : 0, batching);
 
   Simulation simulation(result.tasks, fleet, network, *server);
@@ -104,6 +108,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   simulation.add_observer(series);
   simulation.add_server_observer(serving);
   simulation.add_server_observer(series);
+  if (batching) simulation.add_server_observer(replicas);
   if (keep_requests) simulation.add_observer(log);
   simulation.run();
 
@@ -114,6 +119,10 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   result.units = usage.units;
   result.rejection_limit = usage.rejection_limit;
   result.time_series = series.compute(run_length, *server, usage, radio);
+  if (batching) {
+    const std::vector<TimeSlice>& slices = result.time_series.slices;
+    result.replica_series = replicas.finish(slices.empty() ? run_length : slices.back().end);
+  }
   serving.prepare(spare_core);
   result.summary = collector.summarize({run_length, dropped, &usage, &radio});
   serving.append_to(result.summary);  // after OUTPUT.md's figures
