@@ -24,6 +24,7 @@
 #include "cli/validate_command.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
+#include "report/attribution.hpp"
 #include "report/console_report.hpp"
 #include "report/figure_text.hpp"
 #include "report/measured_report.hpp"
@@ -99,6 +100,9 @@ class ConsoleProgress : public ScenarioProgress {
     out_ << synthetic_line(synthetic, rates, settings_.synthetic_arrivals,
                            settings_.synthetic_sizes)
          << '\n';
+  }
+  void drew_retimed(const ModeResult& retimed, const TraceRates& rates) override {
+    out_ << synthetic_line(retimed, rates, settings_.synthetic_arrivals, "recorded") << '\n';
   }
 
  private:
@@ -288,6 +292,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     out << measured_line(*comparison) << '\n';
   }
   out << '\n' << figures_table(result.modes()) << '\n';
+  if (result.retimed && result.recorded && result.synthetic) {
+    out << attribution_table(attribute(*result.recorded, *result.retimed, *result.synthetic),
+                             *result.recorded, *result.retimed, *result.synthetic)
+        << '\n';
+  }
   out << load_warnings(result.modes());
   std::optional<MeasuredReport> report;
   if (source) {
@@ -311,6 +320,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   ReportOptions writing{settings.plots == "svg", &err};
   if (report) writing.measured = &*report;
+  if (result.retimed) writing.retimed = &*result.retimed;
   write_run(folder, document, result.modes(), per_request, writing);
   if (comparison) write_measured(folder, result, *comparison);
   out << "Run folder: " << folder.path().string() << '\n';

@@ -115,7 +115,8 @@ const std::vector<KnobFlag>& knob_flags() {
       {"timestamp-unit", "trace.timestamp_unit", "s, ms, us, ns, datetime or auto (auto)",
        KnobFlag::kText},
       {"sizes", "synthetic.sizes",
-       "synthetic request sizes: mean (the trace's means) or empirical (a recorded pair) (mean)",
+       "synthetic request sizes: mean (the trace's means), empirical (a recorded pair drawn) or "
+       "recorded (the recorded requests themselves, only their instants drawn) (mean)",
        KnobFlag::kText},
       {"arrivals", "synthetic.arrivals", "synthetic arrivals: poisson or gamma (poisson)",
        KnobFlag::kText},

@@ -138,6 +138,12 @@ std::string synthetic_line(const ModeResult& r, const TraceRates& rates,
   if (sizes == "mean") {
     line += "mean sizes of " + fixed(rates.mean_context_tokens, 3) + " context and " +
             fixed(rates.mean_generated_tokens, 3) + " generated tokens";
+  } else if (sizes == "recorded") {
+    line = (r.mode == "retimed" ? "Retimed " : "Synthetic ") + arrivals + ": the " +
+           std::to_string(r.tasks.size()) +
+           " recorded requests themselves, in their order, at instants drawn at the trace's mean "
+           "rate of " +
+           fixed(rates.rate_per_s, 4) + "/s over its span";
   } else {
     line += "sizes drawn from the recorded requests";
   }

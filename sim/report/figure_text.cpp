@@ -50,7 +50,9 @@ std::string with_half(const std::string& value, const std::optional<double>& hal
 
 std::string mode_title(const ModeResult& r) {
   if (r.mode == "recorded") return "Recorded trace";
-  return "Synthetic " + (r.arrivals.empty() ? std::string("poisson") : r.arrivals);
+  const std::string arrivals = r.arrivals.empty() ? std::string("poisson") : r.arrivals;
+  if (r.mode == "retimed") return "Recorded requests at " + arrivals + " instants";
+  return "Synthetic " + arrivals;
 }
 
 std::string column_title(const ModeResult& r) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "report/attribution.hpp"
 #include "report/figure_text.hpp"
 #include "report/load_verdict.hpp"
 #include "report/number_format.hpp"
@@ -346,7 +347,8 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
   return out + "</tbody>\n</table>\n";
 }
 
-std::string reading_guide(const std::vector<const ModeResult*>& results) {
+std::string reading_guide(const std::vector<const ModeResult*>& results,
+                          const ModeResult* retimed) {
   const ModeResult* recorded = nullptr;
   const ModeResult* synthetic = nullptr;
   for (const ModeResult* r : results)
@@ -437,11 +439,14 @@ std::string reading_guide(const std::vector<const ModeResult*>& results) {
         std::string(batching ? "replicas step" : "cores are busy") + " only " +
         (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
         " of the time. ";
-    if (synthetic) {
+    if (synthetic && retimed) {
+      // What the gap is made of, as measured: not every gap is the bursts'.
+      out += html_escape(attribution_sentence(attribute(*recorded, *retimed, *synthetic))) +
+             " (the table <i>What the gap is made of</i> above).";
+    } else if (synthetic && synthetic->arrivals.find("recorded") == std::string::npos) {
       out +=
-          "Arrivals drawn at the same mean rate carry the same work but seldom pile up, so "
-          "their waits stay short: a capacity study on them would find headroom that the "
-          "recorded traffic does not leave.";
+          "Arrivals drawn at the same mean rate carry the same work; how much of the gap their "
+          "timing makes, and how much their sizes, the compare mode's retimed column tells.";
     }
     out += "</p>\n";
   }
@@ -583,7 +588,8 @@ std::string report_html(const nlohmann::ordered_json& settings,
                         const std::vector<const ModeResult*>& results,
                         const std::vector<ReportFigure>& figures, const std::string& plots_note,
                         const MeasuredReport* measured,
-                        const std::vector<ReportFigure>& measured_figures) {
+                        const std::vector<ReportFigure>& measured_figures,
+                        const ModeResult* retimed) {
   const std::string trace = json_text(settings, "trace", "path", "?");
   const std::string mode = json_text(settings, "run", "mode", results.size() == 2 ? "compare" : "");
   const std::string digest = json_text(settings, "trace", "sha256");
@@ -663,6 +669,14 @@ std::string report_html(const nlohmann::ordered_json& settings,
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
   if (!results.empty()) page += figures_table(results);
+  if (retimed != nullptr && results.size() == 2) {
+    page += "<h3>What the gap is made of</h3>\n<pre class=\"attribution\">" +
+            html_escape(attribution_table(attribute(*results[0], *retimed, *results[1]),
+                                          *results[0], *retimed, *results[1])) +
+            "</pre>\n<p>" +
+            html_escape(attribution_sentence(attribute(*results[0], *retimed, *results[1]))) +
+            "</p>\n";
+  }
   page += "</section>\n";
 
   auto figure_html = [&](const ReportFigure& f, std::size_t index) {
@@ -702,7 +716,7 @@ std::string report_html(const nlohmann::ordered_json& settings,
   page += "<section id=\"distributions\">\n<h2>Distributions</h2>\n" +
           (distributions.empty() ? none : distributions) + "</section>\n";
   if (!results.empty()) {
-    page += "<section id=\"guide\">\n<h2>Reading guide</h2>\n" + reading_guide(results) +
+    page += "<section id=\"guide\">\n<h2>Reading guide</h2>\n" + reading_guide(results, retimed) +
             "</section>\n";
   }
   page +=

@@ -39,11 +39,13 @@ std::string inline_svg(const std::string& svg, const std::string& id_prefix,
 // or recorded and synthetic; `figures` the plots in order (none when plots are
 // off); `plots_note` says why plots are missing, when they are.
 // With `measured`, a section sets the replay against the measured run: its
-// table (ms, diff %) and `measured_figures`.
+// table (ms, diff %) and `measured_figures`. With `retimed` (compare mode),
+// the gap between the two modes is split into timing and size mix.
 std::string report_html(const nlohmann::ordered_json& settings,
                         const std::vector<const ModeResult*>& results,
                         const std::vector<ReportFigure>& figures, const std::string& plots_note,
                         const MeasuredReport* measured = nullptr,
-                        const std::vector<ReportFigure>& measured_figures = {});
+                        const std::vector<ReportFigure>& measured_figures = {},
+                        const ModeResult* retimed = nullptr);
 
 }  // namespace infersim

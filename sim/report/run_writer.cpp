@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/attribution.hpp"
 #include "report/number_format.hpp"
 #include "report/plots.hpp"
 #include "report/replication_bands.hpp"
@@ -145,14 +146,29 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
     }
     write_mode_files(folder, nested ? r->mode : "", *r, per_request, report.measured);
   }
+  const ModeResult* retimed = nested ? report.retimed : nullptr;
+  if (retimed != nullptr) {
+    std::error_code error;
+    std::filesystem::create_directories(folder.path() / retimed->mode, error);
+    if (error) {
+      throw OutputError((folder.path() / retimed->mode).string() +
+                        ": cannot create: " + error.message());
+    }
+    write_mode_files(folder, retimed->mode, *retimed, per_request, nullptr);
+  }
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  std::vector<const ModeResult*> summarized = results;
+  if (retimed != nullptr) summarized.push_back(retimed);
   if (nested) {
     nlohmann::ordered_json summary;
-    for (const ModeResult* r : results)
+    for (const ModeResult* r : summarized)
       summary[r->mode] = summary_to_json(*r);
+    if (retimed != nullptr && results.size() == 2) {
+      summary["attribution"] = attribution_json(attribute(*results[0], *retimed, *results[1]));
+    }
     write_file_atomically(folder.file("summary.json"), summary.dump(2) + "\n");
   }
-  write_file_atomically(folder.file("summary.csv"), summary_csv(results));
+  write_file_atomically(folder.file("summary.csv"), summary_csv(summarized));
 
   // The plots read the CSV files written above; the page inlines the plots.
   std::vector<ReportFigure> figures;
@@ -191,9 +207,9 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
       measured_figures.push_back(std::move(f));
     }
   }
-  write_file_atomically(
-      folder.file("report.html"),
-      report_html(settings, results, figures, plots_note, report.measured, measured_figures));
+  write_file_atomically(folder.file("report.html"),
+                        report_html(settings, results, figures, plots_note, report.measured,
+                                    measured_figures, retimed));
 }
 
 }  // namespace infersim

@@ -38,6 +38,10 @@ struct ReportOptions {
   // measured_table.txt, plots/measured_*), its table in the recorded
   // summary.json under `measured`, and a validation section on the page.
   const MeasuredReport* measured = nullptr;
+  // Compare mode's retimed mode (the recorded requests at synthetic
+  // instants): its files in retimed/, its summary beside the others', and
+  // summary.json's `attribution` of the gap.
+  const ModeResult* retimed = nullptr;
 };
 
 // cdf.csv: `fraction,wait_s,ttft_s,e2el_s`, one row a point of LatencyCdf.

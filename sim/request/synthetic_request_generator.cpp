@@ -1,5 +1,8 @@
 #include "request/synthetic_request_generator.hpp"
 
+#include <cmath>
+#include <vector>
+
 #include <pcg_random.hpp>
 
 #include "core/input_error.hpp"
@@ -34,8 +37,44 @@ TraceRates trace_rates(const Trace& trace, const ArrivalKnobs& arrival) {
   return rates;
 }
 
+GeneratedRequests SyntheticRequestGenerator::generate_retimed(const Trace& trace,
+                                                              SimTime run_length) const {
+  const TraceRates rates = trace_rates(trace, arrival_);
+  const std::size_t n = rates.replayed.size();
+  const bool gamma = synthetic_.arrivals == ArrivalProcess::kGamma && synthetic_.burstiness != 1;
+  pcg32 rng(synthetic_.seed);
+  // The n + 1 gaps' running sums, in units of their mean (the rate cancels).
+  std::vector<double> sums(n + 1);
+  double sum = 0;
+  for (std::size_t i = 0; i <= n; ++i) {
+    sum += gamma ? standard_gamma(rng, synthetic_.burstiness) / synthetic_.burstiness
+                 : exponential(rng, 1.0);
+    sums[i] = sum;
+  }
+  const ReplayedOffsets replayed = replayed_offsets(trace, arrival_);
+  const SimTime first = arrival_for_offset(replayed.offset_ns.front(), arrival_);
+  const double span_ns = static_cast<double>(rates.span.count_ns());
+  GeneratedRequests out;
+  out.run_length = run_length;
+  out.tasks = RequestList(task_);
+  out.tasks.reserve(n);
+  const bool ids = !trace.hash_ranges.empty();
+  if (ids) out.tasks.use_block_ids(trace.hash_ids, trace.block_id_tokens);
+  for (std::size_t i = 0; i < n; ++i) {
+    // Point i of n + 1 gaps falls strictly inside the span.
+    const SimTime at = first + Duration::ns(std::llround(span_ns * (sums[i] / sums[n])));
+    const SimTime t = apply_resolution(at, arrival_.resolution);
+    const std::size_t k = rates.replayed[i];
+    const TraceRecord& r = trace.records[k];
+    if (ids) out.tasks.add_block_range(trace.hash_ranges[k]);
+    out.tasks.add(t, r.context_tokens, r.generated_tokens);
+  }
+  return out;
+}
+
 GeneratedRequests SyntheticRequestGenerator::generate(const Trace& trace,
                                                       SimTime run_length) const {
+  if (synthetic_.sizes == SyntheticSizes::kRecorded) return generate_retimed(trace, run_length);
   const TraceRates rates = trace_rates(trace, arrival_);
   const std::size_t n_trace = rates.replayed.size();
   const bool gamma = synthetic_.arrivals == ArrivalProcess::kGamma && synthetic_.burstiness != 1;

@@ -12,7 +12,11 @@
 
 namespace infersim {
 
-enum class SyntheticSizes { kMean, kEmpirical };
+// mean: every request the trace's mean sizes (MODEL.md section 9); empirical:
+// a recorded request's sizes drawn uniformly; recorded: the recorded requests
+// themselves, each once in recorded order with its sizes and block ids, only
+// their instants drawn (the timing alone changes).
+enum class SyntheticSizes { kMean, kEmpirical, kRecorded };
 enum class ArrivalProcess { kPoisson, kGamma };
 
 struct SyntheticKnobs {
@@ -43,8 +47,16 @@ class SyntheticRequestGenerator {
   SyntheticRequestGenerator(ArrivalKnobs arrival, RequestKnobs task, SyntheticKnobs synthetic)
       : arrival_(arrival), task_(task), synthetic_(synthetic) {}
 
-  // Draws requests until the first arrival after `run_length`.
+  // Draws requests until the first arrival after `run_length`; with recorded
+  // sizes, draws the instants of the replayed records (generate_retimed).
   GeneratedRequests generate(const Trace& trace, SimTime run_length) const;
+
+  // The replayed records, each once in recorded order, at instants of the
+  // arrival process conditioned on their count and span: n + 1 gaps drawn
+  // (exponential, or gamma of the burstiness), and request i at the first
+  // recorded arrival plus the span times the first i gaps' share of all n + 1
+  // (for Poisson arrivals exactly n uniform points in the span, in order).
+  GeneratedRequests generate_retimed(const Trace& trace, SimTime run_length) const;
 
  private:
   ArrivalKnobs arrival_;

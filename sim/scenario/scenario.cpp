@@ -128,7 +128,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   serving.append_to(result.summary);  // after OUTPUT.md's figures
   result.latency_cdf = serving.cdf();
   if (keep_requests) result.log = std::move(log);
-  if (result.mode == "synthetic") {
+  if (result.mode != "recorded") {
     result.arrivals = settings.synthetic_arrivals;
     if (settings.synthetic_arrivals == "gamma") {
       result.arrivals += ", burstiness " + shortest(settings.burstiness);
@@ -184,7 +184,7 @@ std::pair<Summary, Summary> summarize_replications(const std::vector<Summary>& r
 }
 
 ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
-                         unsigned threads) {
+                         unsigned threads, const std::string& mode) {
   const std::uint32_t runs = settings.replications;
   // Fail on input (no mean rate) before any thread starts.
   trace_rates(trace, settings.arrival_knobs());
@@ -197,9 +197,8 @@ ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep
       try {
         GeneratedRequests generated = generate_synthetic(settings, trace, settings.seed + i);
         // A lone replication has the other core to itself.
-        results[i] =
-            simulate(settings, "synthetic", std::move(generated.tasks), generated.run_length, 0,
-                     keep_requests && i == 0, threads > 1 && runs == 1);
+        results[i] = simulate(settings, mode, std::move(generated.tasks), generated.run_length, 0,
+                              keep_requests && i == 0, threads > 1 && runs == 1);
         if (i > 0) results[i].tasks.clear();  // only the first seed's requests are written
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
@@ -246,6 +245,14 @@ std::vector<const ModeResult*> ScenarioResult::modes() const {
   return out;
 }
 
+std::vector<const ModeResult*> ScenarioResult::all_modes() const {
+  std::vector<const ModeResult*> out;
+  if (recorded) out.push_back(&*recorded);
+  if (retimed) out.push_back(&*retimed);
+  if (synthetic) out.push_back(&*synthetic);
+  return out;
+}
+
 namespace {
 
 // The recorded mode on its tasks, said first on `progress`.
@@ -273,6 +280,13 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
   if (with_synthetic) {
     result.synthetic = run_synthetic(settings, trace, keep_requests, threads);
     if (progress) progress->drew(*result.synthetic, *rates);
+  }
+  // Comparing: the recorded requests at the synthetic instants, between them.
+  if (with_recorded && with_synthetic && settings.synthetic_sizes != "recorded") {
+    Settings retimed = settings;
+    retimed.synthetic_sizes = "recorded";
+    result.retimed = run_synthetic(retimed, trace, keep_requests, threads, "retimed");
+    if (progress) progress->drew_retimed(*result.retimed, *rates);
   }
   return result;
 }

@@ -50,17 +50,27 @@ SimTime shared_run_length(const Settings& settings, const Trace& trace);
 GeneratedRequests generate_synthetic(const Settings& settings, const Trace& trace,
                                      std::uint64_t seed);
 
-// The synthetic mode, repeated with seeds seed .. seed + replications - 1 on up
-// to `threads` threads; the result does not depend on `threads`.
+// The synthetic mode (named `mode`: "synthetic", or "retimed" for the recorded
+// requests at drawn instants), repeated with seeds seed .. seed +
+// replications - 1 on up to `threads` threads; the result does not depend on
+// `threads`.
 ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
-                         unsigned threads);
+                         unsigned threads, const std::string& mode = "synthetic");
 
 // Every mode the settings ask for (run.mode), on one trace already read.
 struct ScenarioResult {
   std::optional<ModeResult> recorded;
   std::optional<ModeResult> synthetic;
-  // The modes that ran, recorded first.
+  // Compare mode: the recorded requests themselves at the synthetic mode's
+  // instants (synthetic sizes `recorded`), so that the recorded/synthetic gap
+  // splits into timing (recorded / retimed) and size mix (retimed /
+  // synthetic). None when the synthetic mode's sizes are the recorded ones.
+  std::optional<ModeResult> retimed;
+  // The recorded and synthetic modes that ran, recorded first (the seed's
+  // table, the plots).
   std::vector<const ModeResult*> modes() const;
+  // Every mode that ran: recorded, retimed, synthetic.
+  std::vector<const ModeResult*> all_modes() const;
 };
 
 // Told what each mode will replay, as the scenario goes (the console's first
@@ -72,6 +82,8 @@ class ScenarioProgress {
   virtual void replaying(const GeneratedRequests& /*generated*/) {}
   // The synthetic mode, once simulated.
   virtual void drew(const ModeResult& /*synthetic*/, const TraceRates& /*rates*/) {}
+  // The retimed mode (the recorded requests at drawn instants), once simulated.
+  virtual void drew_retimed(const ModeResult& /*retimed*/, const TraceRates& /*rates*/) {}
 };
 
 // Runs the scenario, telling `progress` (when given) as it goes.

@@ -416,7 +416,8 @@ const Table& table() {
           return s.trace_sha256 ? nlohmann::ordered_json(*s.trace_sha256)
                                 : nlohmann::ordered_json(nullptr);
         }}},
-      {"synthetic.sizes", choice_key(&Settings::synthetic_sizes, {"mean", "empirical"})},
+      {"synthetic.sizes",
+       choice_key(&Settings::synthetic_sizes, {"mean", "empirical", "recorded"})},
       {"synthetic.arrivals", choice_key(&Settings::synthetic_arrivals, {"poisson", "gamma"})},
       {"synthetic.burstiness", real_key(&Settings::burstiness, positive)},
       {"synthetic.replications", count_key(&Settings::replications, 1, 100'000)},
@@ -507,7 +508,9 @@ ServingMetricsKnobs Settings::serving_knobs() const {
 
 SyntheticKnobs Settings::synthetic_knobs(std::uint64_t replication_seed) const {
   SyntheticKnobs knobs;
-  knobs.sizes = synthetic_sizes == "empirical" ? SyntheticSizes::kEmpirical : SyntheticSizes::kMean;
+  knobs.sizes = synthetic_sizes == "empirical"  ? SyntheticSizes::kEmpirical
+                : synthetic_sizes == "recorded" ? SyntheticSizes::kRecorded
+                                                : SyntheticSizes::kMean;
   knobs.arrivals =
       synthetic_arrivals == "gamma" ? ArrivalProcess::kGamma : ArrivalProcess::kPoisson;
   knobs.burstiness = burstiness;

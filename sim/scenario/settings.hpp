@@ -64,7 +64,7 @@ struct Settings {
   std::vector<std::string> filters;         // "COLUMN=VALUE"
   std::optional<std::string> trace_sha256;  // when set, the trace read must match it
   // synthetic
-  std::string synthetic_sizes = "mean";        // mean | empirical
+  std::string synthetic_sizes = "mean";        // mean | empirical | recorded
   std::string synthetic_arrivals = "poisson";  // poisson | gamma
   double burstiness = 1;
   std::uint32_t replications = 1;

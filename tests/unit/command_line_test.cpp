@@ -702,5 +702,28 @@ TEST_F(CommandLine, MessagesSayWhatIsMeant) {
                 "(aiperf's wall clock), got 0");
 }
 
+// Compare mode runs the recorded requests at the synthetic instants too, and
+// says what the gap is made of, on the console, in summary.json and on the
+// page; the seed's table keeps its two columns.
+TEST_F(CommandLine, CompareSplitsTheGapIntoTimingAndSizeMix) {
+  const test::CliResult r = run_on_trace({"run"}, "cmp", {"--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Retimed poisson: the 3 recorded requests themselves"));
+  EXPECT_THAT(r.out, HasSubstr("What the gap is made of: retimed is the recorded requests"));
+  EXPECT_TRUE(fs::exists(dir_ / "cmp" / "retimed" / "summary.json"));
+  const nlohmann::json summary =
+      nlohmann::json::parse(test::read_file(dir_ / "cmp" / "summary.json"));
+  EXPECT_TRUE(summary.contains("retimed"));
+  EXPECT_TRUE(summary["attribution"].contains("ttft_p99_s"));
+  EXPECT_EQ(summary["retimed"]["requests"], 3);
+  EXPECT_THAT(test::read_file(dir_ / "cmp" / "report.html"),
+              HasSubstr("<h3>What the gap is made of</h3>"));
+  // With the recorded sizes as the synthetic mode's, there is nothing between.
+  const test::CliResult same =
+      run_on_trace({"run"}, "same", {"--plots", "none", "--sizes", "recorded"});
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_FALSE(fs::exists(dir_ / "same" / "retimed"));
+}
+
 }  // namespace
 }  // namespace infersim

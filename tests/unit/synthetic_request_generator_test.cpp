@@ -173,5 +173,91 @@ TEST(Random, StandardGammaHasItsMeanAndVariance) {
   }
 }
 
+// A bursty trace: 4000 requests in bursts of 40 within a second, a burst
+// every 50 s, each with its own sizes and two block ids.
+Trace bursty_trace() {
+  Trace trace;
+  trace.block_id_tokens = 512;
+  for (std::uint32_t i = 0; i < 4000; ++i) {
+    const std::int64_t at = std::int64_t{i / 40} * 50'000'000'000 + (i % 40) * 25'000'000;
+    trace.records.push_back({at, 100 + i, 1 + i % 17});
+    trace.hash_ranges.push_back({static_cast<std::uint32_t>(trace.hash_ids.size()), 2});
+    trace.hash_ids.push_back(i);
+    trace.hash_ids.push_back(7);
+  }
+  return trace;
+}
+
+// The coefficient of variation of the gaps between consecutive arrivals.
+double gap_cv(const RequestList& tasks) {
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < tasks.size(); ++i)
+    gaps.push_back((tasks[i].arrival - tasks[i - 1].arrival).seconds());
+  double mean = 0, square = 0;
+  for (const double g : gaps)
+    mean += g;
+  mean /= static_cast<double>(gaps.size());
+  for (const double g : gaps)
+    square += (g - mean) * (g - mean);
+  return std::sqrt(square / static_cast<double>(gaps.size() - 1)) / mean;
+}
+
+// The recorded requests at Poisson instants: each record once, in its order,
+// with its sizes and block ids; only the instants are drawn, a Poisson
+// process over the recorded span (gaps with a CV of 1 where the recorded
+// ones, in bursts, have one near 5).
+TEST(SyntheticRequestGenerator, RecordedSizesKeepTheRequestsAndDrawOnlyTheirInstants) {
+  const Trace trace = bursty_trace();
+  SyntheticKnobs knobs;
+  knobs.sizes = SyntheticSizes::kRecorded;
+  const SyntheticRequestGenerator generator(ArrivalKnobs{}, RequestKnobs{}, knobs);
+  const GeneratedRequests out = generator.generate(trace, SimTime::from_seconds(5000));
+  ASSERT_EQ(out.tasks.size(), trace.records.size());
+  const SimTime last = SimTime::ns(trace.records.back().offset_ns);
+  RequestList recorded(RequestKnobs{});
+  for (std::size_t i = 0; i < trace.records.size(); ++i) {
+    const Request r = out.tasks[i];
+    EXPECT_EQ(r.context_tokens, trace.records[i].context_tokens) << i;
+    EXPECT_EQ(r.generated_tokens, trace.records[i].generated_tokens) << i;
+    ASSERT_EQ(r.block_ids.size(), 2u) << i;
+    EXPECT_EQ(r.block_ids[0], i);
+    EXPECT_EQ(r.block_id_tokens, 512u);
+    if (i > 0) {
+      EXPECT_GE(r.arrival, out.tasks[i - 1].arrival);
+    }
+    EXPECT_GE(r.arrival, SimTime::zero());
+    EXPECT_LE(r.arrival, last);
+    recorded.add(SimTime::ns(trace.records[i].offset_ns), 1, 1);
+  }
+  EXPECT_GT(gap_cv(recorded), 4.0);
+  EXPECT_NEAR(gap_cv(out.tasks), 1.0, 0.06);
+  // The index of dispersion of the counts in 50 s windows: about 1 for
+  // Poisson arrivals (the recorded bursts put all of a window's 40 in one).
+  std::vector<double> counts(80, 0);
+  for (std::size_t i = 0; i < out.tasks.size(); ++i) {
+    const auto w = static_cast<std::size_t>(out.tasks[i].arrival.seconds() / 50);
+    if (w < counts.size()) ++counts[w];
+  }
+  double mean = 0, square = 0;
+  for (const double c : counts)
+    mean += c;
+  mean /= static_cast<double>(counts.size());
+  for (const double c : counts)
+    square += (c - mean) * (c - mean);
+  EXPECT_NEAR(square / static_cast<double>(counts.size() - 1) / mean, 1.0, 0.4);
+  // Another seed draws other instants for the same requests.
+  knobs.seed = 43;
+  const GeneratedRequests other = SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, knobs)
+                                      .generate(trace, SimTime::from_seconds(5000));
+  EXPECT_NE(other.tasks[100].arrival, out.tasks[100].arrival);
+  EXPECT_EQ(other.tasks[100].context_tokens, out.tasks[100].context_tokens);
+  // Gamma arrivals of shape 4: gaps with a CV of about 1/2.
+  knobs.arrivals = ArrivalProcess::kGamma;
+  knobs.burstiness = 4;
+  const GeneratedRequests gamma = SyntheticRequestGenerator(ArrivalKnobs{}, RequestKnobs{}, knobs)
+                                      .generate(trace, SimTime::from_seconds(5000));
+  EXPECT_NEAR(gap_cv(gamma.tasks), 0.5, 0.05);
+}
+
 }  // namespace
 }  // namespace infersim
