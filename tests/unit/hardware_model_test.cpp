@@ -23,7 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 HardwareCatalog shipped() {
   return load_hardware((test::source_dir() / "settings" / "hardware").string());
