@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* kCapacityUsage =
     "usage: infersim capacity --target EXPR --vary KNOB [--min A --max B] [--tolerance T]\n"
-    "                         [--modes recorded,synthetic] [run options]\n"
+    "                         [--modes recorded,retimed,synthetic] [run options]\n"
     "\n"
     "Finds, by bisection, the smallest KNOB value whose run meets the target, for each\n"
     "mode apart. EXPR is KEY OP NUMBER (OP one of >= <= > < ==) over summary.json's\n"
@@ -58,7 +58,9 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       "max", po::value<std::string>(), "largest value searched (cores, replicas: 1024)")(
       "tolerance", po::value<std::string>(),
       "real knobs: stop when the bracket is within this fraction of the value (0.001)")(
-      "modes", po::value<std::string>(), "recorded, synthetic or both (recorded,synthetic)");
+      "modes", po::value<std::string>(),
+      "some of recorded, retimed (the recorded requests at synthetic instants) and synthetic "
+      "(recorded,synthetic)");
   add_jobs_option(options);
   add_run_options(options);
   add_name_option(options, "capacity");

@@ -269,18 +269,23 @@ std::vector<std::string> split(const std::string& text, char separator) {
 }
 
 std::vector<std::string> parse_modes(const std::string& text) {
-  bool recorded = false, synthetic = false;
+  // In this order, each at most once.
+  const std::vector<std::string> known = {"recorded", "retimed", "synthetic"};
+  std::vector<bool> seen(known.size(), false);
   for (const std::string& mode : split(text, ',')) {
-    bool& seen = mode == "recorded" ? recorded : synthetic;
-    if ((mode != "recorded" && mode != "synthetic") || seen) {
+    const auto at = std::find(known.begin(), known.end(), mode);
+    if (at == known.end() || seen[static_cast<std::size_t>(at - known.begin())]) {
       throw InputError("", 0, "--modes",
-                       "expected recorded, synthetic or recorded,synthetic; got '" + text + "'");
+                       "expected some of recorded, retimed and synthetic (recorded,synthetic by "
+                       "default; retimed is the recorded requests at synthetic instants); got '" +
+                           text + "'");
     }
-    seen = true;
+    seen[static_cast<std::size_t>(at - known.begin())] = true;
   }
   std::vector<std::string> modes;
-  if (recorded) modes.emplace_back("recorded");
-  if (synthetic) modes.emplace_back("synthetic");
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    if (seen[i]) modes.push_back(known[i]);
+  }
   return modes;
 }
 

@@ -161,8 +161,10 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   options.add_options()("help,h", "show this help")(
       "vary", po::value<std::vector<std::string>>(),
       "KNOB=V1,V2,... or KNOB=START:STOP:STEP (repeatable; the first outermost)")(
-      "modes", po::value<std::string>(), "recorded, synthetic or both (recorded,synthetic)")(
-      "shard", po::value<std::string>(), "K/N: run the points whose index modulo N is K-1");
+      "modes", po::value<std::string>(),
+      "some of recorded, retimed (the recorded requests at synthetic instants) and synthetic "
+      "(recorded,synthetic)")("shard", po::value<std::string>(),
+                              "K/N: run the points whose index modulo N is K-1");
   add_jobs_option(options);
   add_run_options(options);
   add_name_option(options, "sweep");

@@ -18,6 +18,18 @@ constexpr const char* kColours[] = {"#c0392b", "#2471a3", "#239b56", "#b7950b",
                                     "#7d3c98", "#ca6f1e", "#17a589", "#566573"};
 constexpr const char* kRecordedColour = "#c0392b";
 constexpr const char* kSyntheticColour = "#2471a3";
+constexpr const char* kRetimedColour = "#1e8449";
+
+// A mode's colour and dash: recorded solid red, retimed dotted green,
+// synthetic dashed blue.
+const char* mode_colour(const std::string& mode) {
+  return mode == "synthetic" ? kSyntheticColour
+         : mode == "retimed" ? kRetimedColour
+                             : kRecordedColour;
+}
+const char* mode_dash(const std::string& mode) {
+  return mode == "synthetic" ? "2" : mode == "retimed" ? "3" : "1";
+}
 
 // What a figure is, for its axis; `log` says the axis is logarithmic.
 std::string figure_label(const std::string& key, bool log) {
@@ -236,7 +248,7 @@ std::vector<PlotScript> sweep_plot_scripts(const std::vector<SweepPlotAxis>& axe
     const bool ci = table.column(key + "_ci95").has_value();
     struct Line {
       std::string table_name, title, colour;
-      bool synthetic;
+      std::string mode;
       bool error_bars;
     };
     std::vector<Line> lines;
@@ -253,8 +265,8 @@ std::vector<PlotScript> sweep_plot_scripts(const std::vector<SweepPlotAxis>& axe
         line.table_name = "$line" + std::to_string(lines.size() + 1);
         line.title = combo.empty() ? mode : combo + ", " + mode;
         line.colour = kColours[c % std::size(kColours)];
-        line.synthetic = mode == "synthetic";
-        line.error_bars = line.synthetic && ci && has_value(table, conditions, key + "_ci95");
+        line.mode = mode;
+        line.error_bars = mode != "recorded" && ci && has_value(table, conditions, key + "_ci95");
         std::string columns = x_using + ":" + quoted(key);
         if (line.error_bars) {
           const std::string half = quoted(key + "_ci95");
@@ -277,7 +289,8 @@ std::vector<PlotScript> sweep_plot_scripts(const std::vector<SweepPlotAxis>& axe
     }();
     p.title = key + " against " + x.name + against;
     p.caption = "The sweep's " + key + " at each " + x.name + against +
-                "; recorded traffic solid, synthetic dashed" +
+                "; recorded traffic solid, synthetic dashed, retimed (the recorded requests at "
+                "synthetic instants) dotted" +
                 (ci ? " (with the replications' 95 % interval)" : "") + ".";
     const bool log_y = wide_positive(column_numbers(table, key));
     p.script = header(p.name, p.title, "sweep.csv") + x_setup + "set ylabel " +
@@ -288,9 +301,8 @@ std::vector<PlotScript> sweep_plot_scripts(const std::vector<SweepPlotAxis>& axe
                (log_y ? "set logscale y\n" : "") + "plot ";
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const Line& l = lines[i];
-      const std::string style = " lw 2 pt " + std::string(l.synthetic ? "6" : "7") +
-                                " ps 0.8 lc rgb \"" + l.colour + "\" dt " +
-                                (l.synthetic ? "2" : "1");
+      const std::string style = " lw 2 pt " + std::string(l.mode == "recorded" ? "7" : "6") +
+                                " ps 0.8 lc rgb \"" + l.colour + "\" dt " + mode_dash(l.mode);
       p.script += (i == 0 ? "" : ", \\\n     ") + l.table_name + " using 1:2" +
                   (sort_x ? " smooth unique" : "") + " with linespoints" + style + " title " +
                   quoted(l.title);
@@ -327,9 +339,10 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
     PlotScript p;
     p.name = key;
     p.title = key + " against " + knob + " at each run of the search";
-    p.caption = "The search's runs: " + key + " at each " + knob +
-                " run, recorded traffic solid, synthetic dashed; a filled point met the "
-                "target, an open one did not. A vertical line marks each mode's answer.";
+    p.caption =
+        "The search's runs: " + key + " at each " + knob +
+        " run, recorded traffic solid, synthetic dashed, retimed dotted; a filled point met the "
+        "target, an open one did not. A vertical line marks each mode's answer.";
     const std::vector<double> values = column_numbers(table, key);
     const bool share = fraction(values);
     const bool log_y = !share && wide_positive(values);
@@ -367,26 +380,24 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
     std::string answers;  // the answers' entries in the key: never clipped at the edge
     for (const CapacityPlotMode* m : drawn) {
       if (!m->answer) continue;
-      const bool synthetic = m->mode == "synthetic";
-      const std::string colour = synthetic ? kSyntheticColour : kRecordedColour;
+      const std::string colour = mode_colour(m->mode);
+      const std::string dash = mode_dash(m->mode);
       const std::string at = shortest(*m->answer);
       ++arrow;
       p.script += "set arrow " + std::to_string(arrow) + " from first " + at +
                   ", graph 0 to first " + at + ", graph 1 nohead lw 1.5 lc rgb \"" + colour +
-                  "\" dt " + (synthetic ? "2" : "1") + "\n";
-      answers += ", \\\n     NaN with lines lw 1.5 lc rgb \"" + colour + "\" dt " +
-                 (synthetic ? "2" : "1") + " title " +
-                 quoted(m->mode + " answer: " + knob + "=" + at);
+                  "\" dt " + dash + "\n";
+      answers += ", \\\n     NaN with lines lw 1.5 lc rgb \"" + colour + "\" dt " + dash +
+                 " title " + quoted(m->mode + " answer: " + knob + "=" + at);
     }
     p.script += "plot ";
     bool first = true;
     for (const CapacityPlotMode* m : drawn) {
-      const bool synthetic = m->mode == "synthetic";
-      const std::string colour = synthetic ? kSyntheticColour : kRecordedColour;
+      const std::string colour = mode_colour(m->mode);
       const std::string t = "$" + m->mode;
       p.script += std::string(first ? "" : ", \\\n     ") + t + " using 1:" + y +
                   " smooth unique with lines lw 2 lc rgb \"" + colour + "\" dt " +
-                  (synthetic ? "2" : "1") + " title " + quoted(m->mode) + ", \\\n     " + t +
+                  mode_dash(m->mode) + " title " + quoted(m->mode) + ", \\\n     " + t +
                   " using 1:($3 > 0 ? " + y + " : NaN) with points pt 7 ps 0.9 lc rgb \"" + colour +
                   "\" title " + quoted(m->mode + ", met") + ", \\\n     " + t +
                   " using 1:($3 > 0 ? NaN : " + y + ") with points pt 6 ps 0.9 lc rgb \"" + colour +

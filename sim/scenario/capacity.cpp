@@ -251,12 +251,7 @@ CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
                              const CapacityProbeDone& probe_done) {
   return bisect_capacity(
       search,
-      [&](double value) {
-        Settings settings = with_knob(base, search, value);
-        settings.mode = mode;
-        ScenarioResult run = run_scenario(settings, trace, false, 1);
-        return run.modes().front()->summary;
-      },
+      [&](double value) { return run_mode(with_knob(base, search, value), trace, mode).summary; },
       probe_done);
 }
 

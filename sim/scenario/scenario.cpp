@@ -291,6 +291,19 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
   return result;
 }
 
+ModeResult run_mode(const Settings& settings, const Trace& trace, const std::string& mode,
+                    unsigned threads) {
+  if (mode == "recorded") {
+    Settings recorded = settings;
+    recorded.mode = "recorded";
+    return replay(recorded, generate_recorded(recorded, trace), false, threads, nullptr);
+  }
+  Settings synthetic = settings;
+  synthetic.mode = "synthetic";
+  if (mode == "retimed") synthetic.synthetic_sizes = "recorded";
+  return run_synthetic(synthetic, trace, false, threads, mode);
+}
+
 ScenarioResult run_scenario_taking_records(const Settings& settings, Trace& trace,
                                            bool keep_requests, unsigned threads,
                                            ScenarioProgress* progress) {

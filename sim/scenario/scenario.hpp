@@ -86,6 +86,12 @@ class ScenarioProgress {
   virtual void drew_retimed(const ModeResult& /*retimed*/, const TraceRates& /*rates*/) {}
 };
 
+// One mode alone, as sweeps and capacity searches run them: "recorded",
+// "synthetic", or "retimed" (the recorded requests at synthetic instants,
+// the synthetic mode with sizes "recorded"), the result named so.
+ModeResult run_mode(const Settings& settings, const Trace& trace, const std::string& mode,
+                    unsigned threads = 1);
+
 // Runs the scenario, telling `progress` (when given) as it goes.
 ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool keep_requests,
                             unsigned threads, ScenarioProgress* progress = nullptr);

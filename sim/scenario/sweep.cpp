@@ -30,7 +30,7 @@ double round_to_15_digits(double value) {
 }
 
 bool is_mode(const std::string& mode) {
-  return mode == "recorded" || mode == "synthetic";
+  return mode == "recorded" || mode == "retimed" || mode == "synthetic";
 }
 
 const Figure* find_figure(const std::vector<Figure>& figures, const std::string& key) {
@@ -136,7 +136,9 @@ nlohmann::ordered_json Sweep::to_json() const {
 }
 
 std::string sweep_run_mode(const std::vector<std::string>& modes) {
-  return modes.size() == 1 ? modes.front() : "compare";
+  if (modes.size() == 1 && modes.front() == "recorded") return "recorded";
+  if (std::find(modes.begin(), modes.end(), "recorded") == modes.end()) return "synthetic";
+  return "compare";
 }
 
 void check_sweep(const Sweep& sweep, const Settings& base) {
@@ -161,10 +163,9 @@ void check_sweep(const Sweep& sweep, const Settings& base) {
     }
   }
   const bool modes_ok =
-      (sweep.modes.size() == 1 && is_mode(sweep.modes[0])) ||
-      (sweep.modes.size() == 2 && sweep.modes[0] == "recorded" && sweep.modes[1] == "synthetic");
+      !sweep.modes.empty() && std::all_of(sweep.modes.begin(), sweep.modes.end(), is_mode);
   if (!modes_ok) {
-    throw InputError("", 0, "--modes", "must be recorded, synthetic or recorded,synthetic");
+    throw InputError("", 0, "--modes", "must be some of recorded, retimed and synthetic");
   }
   const std::size_t points = sweep.point_count();
   if (points > kMaxSweepPoints) {
@@ -256,11 +257,11 @@ std::vector<SweepPointResult> run_sweep(const Sweep& sweep, const Settings& base
     for (std::size_t i = next++; i < points.size() && !failed; i = next++) {
       try {
         const Settings settings = sweep.point_settings(base, points[i]);
-        const ScenarioResult run = run_scenario(settings, trace, false, 1);
         SweepPointResult& out = results[i];
         out.index = points[i];
-        for (const ModeResult* mode : run.modes()) {
-          out.modes.push_back({mode->mode, mode->summary, mode->ci95});
+        for (const std::string& name : sweep.modes) {
+          const ModeResult mode = run_mode(settings, trace, name);
+          out.modes.push_back({mode.mode, mode.summary, mode.ci95});
         }
         if (point_done) {
           const std::lock_guard lock(done_mutex);
@@ -314,9 +315,9 @@ std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& b
                                [](const json& v) { return v.get<double>() > 1; });
     }
   }
-  const bool synthetic =
-      std::find(sweep.modes.begin(), sweep.modes.end(), "synthetic") != sweep.modes.end();
-  if (synthetic && replicated) {
+  const bool drawn = std::any_of(sweep.modes.begin(), sweep.modes.end(),
+                                 [](const std::string& m) { return m != "recorded"; });
+  if (drawn && replicated) {
     const std::size_t plain = keys.size();
     for (std::size_t i = 0; i < plain; ++i)
       keys.push_back(keys[i] + "_ci95");

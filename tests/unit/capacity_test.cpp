@@ -194,6 +194,21 @@ class CapacityCommand : public test::TraceFolder {
   int runs_ = 0;
 };
 
+// Each mode searched apart, the retimed one too (the recorded requests at
+// synthetic instants): its answer its own, in capacity.json and on the
+// console.
+TEST_F(CapacityCommand, TheRetimedModeGetsItsOwnAnswer) {
+  const auto r = capacity({"--target", "success_rate>=1", "--vary", "cores", "--max", "16",
+                           "--decode-budget", "0.02", "--modes", "recorded,retimed"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
+  ASSERT_TRUE(doc.contains("retimed"));
+  EXPECT_FALSE(doc.contains("synthetic"));
+  ASSERT_TRUE(doc["retimed"]["cores"].is_number_unsigned()) << doc.dump();
+  EXPECT_EQ(doc["retimed"]["success_rate"], 1.0);
+  EXPECT_THAT(r.out, HasSubstr("retimed   cores=" + doc["retimed"]["cores"].dump()));
+}
+
 TEST_F(CapacityCommand, WholeAnswerMeetsTheTargetAndTheCoreBelowDoesNot) {
   // A tight decode budget: one core makes the bursts miss it.
   const auto r = capacity(

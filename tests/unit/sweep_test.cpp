@@ -199,6 +199,25 @@ TEST_F(SweepCommand, RowsEqualSummaryCsvOfTheSameRun) {
   EXPECT_NE(fields_of(sweep_lines[1]), fields_of(sweep_lines[2]));
 }
 
+// The retimed mode (the recorded requests at synthetic instants) in a sweep:
+// its rows between the recorded and the synthetic ones, the recorded
+// requests' count, and the retimed rows of the compare run at that point.
+TEST_F(SweepCommand, TheRetimedModeSweepsBesideTheOthers) {
+  ASSERT_EQ(sweep({"--vary", "cores=1,2", "--modes", "synthetic,retimed,recorded"}).status, 0);
+  const std::vector<std::string> lines = lines_of(csv());
+  ASSERT_EQ(lines.size(), 1u + 2 * 3);
+  EXPECT_THAT(lines[1], testing::StartsWith("recorded,1,8,"));
+  EXPECT_THAT(lines[2], testing::StartsWith("retimed,1,8,"));
+  EXPECT_THAT(lines[3], testing::StartsWith("synthetic,1,"));
+  const auto run = test::run_cli({"run", "--trace", trace_, "--cores", "2", "--per-request", "none",
+                                  "--plots", "none", "--output", (dir_ / "run").string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::vector<std::string> run_lines = lines_of(test::read_file(dir_ / "run/summary.csv"));
+  std::vector<std::string> fields = fields_of(lines[5]);
+  fields.erase(fields.begin() + 1);
+  EXPECT_EQ(fields, fields_of(run_lines[3]));  // the compare run's retimed row
+}
+
 TEST_F(SweepCommand, ReplicatedRowsEqualSummaryCsvOfTheSameCompareRun) {
   ASSERT_EQ(sweep({"--vary", "replications=1,3"}).status, 0);
   const auto run = test::run_cli({"run", "--trace", trace_, "--replications", "3", "--per-request",
@@ -281,7 +300,8 @@ TEST_F(SweepCommand, BadDefinitionsAreRefusedBeforeAnythingIsWritten) {
       {{"--vary", "cores=1,2", "--vary", "cores=3"}, "varied twice"},
       {{"--vary", "cores=1,2", "--cores", "4"}, "--cores: also varied by --vary cores"},
       {{"--vary", "time-scale=1,x"}, "--time-scale: expected a number, got 'x'"},
-      {{"--vary", "cores=1,2", "--modes", "recorded,replay"}, "--modes: expected recorded"},
+      {{"--vary", "cores=1,2", "--modes", "recorded,replay"},
+       "--modes: expected some of recorded, retimed and synthetic"},
       {{"--vary", "cores=1,2", "--shard", "3/2"}, "--shard: expected K/N"},
       {{"--vary", "cores=1,2", "--per-request", "csv"}, "writes no requests.csv"},
       {{"--vary", "cores=1,2", "--per-request", "none"}, "--per-request: a sweep writes no"},
