@@ -5,7 +5,11 @@
 #include <cmath>
 
 #include "core/input_error.hpp"
+#include "core/percentiles.hpp"
+#include "model/step_cost.hpp"
+#include "report/figure_text.hpp"
 #include "report/number_format.hpp"
+#include "request/synthetic_request_generator.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
 
@@ -246,13 +250,88 @@ Settings with_knob(const Settings& base, const CapacitySearch& search, double va
   return settings;
 }
 
+namespace {
+
+// "ttft_p99_s" -> 0.99; none for any other key.
+std::optional<double> ttft_percentile(const std::string& key) {
+  if (key.rfind("ttft_p", 0) != 0 || !key.ends_with("_s")) return std::nullopt;
+  const std::string digits = key.substr(6, key.size() - 8);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stod(digits) / std::pow(10.0, static_cast<double>(digits.size()));
+}
+
+// Why a TTFT target cannot be met by any count of batching replicas: each
+// request's prefill on a replica of its own, in steps of at most
+// max_num_batched_tokens tokens (model/step_cost.hpp), plus the network's
+// latency up and down, is a lower bound on its TTFT; when that bound's
+// percentile is already past the target, more replicas cannot help. "" when
+// it is not (or the server does not batch).
+std::string idle_bound_reason(const Settings& settings, const Trace& trace, const std::string& mode,
+                              const Target& target) {
+  if (settings.server_kind != "batching" || trace.records.empty()) return "";
+  const StepCost cost = StepCost::of(settings.batching);
+  double latency_s = 0;
+  for (const Hop& hop : settings.hops)
+    latency_s += 2 * hop.latency_s;
+  const auto prefill_s = [&](double prompt) {
+    auto remaining = static_cast<std::int64_t>(std::max(1.0, std::round(prompt)));
+    std::int64_t computed = 0;
+    double t = 0;
+    while (remaining > 0) {
+      const std::int64_t n = std::min(remaining, settings.batching.max_num_batched_tokens);
+      StepWork w;
+      w.prefill_tokens = static_cast<std::uint64_t>(n);
+      w.prefill_pairs = static_cast<std::uint64_t>(n * computed + n * (n + 1) / 2);
+      w.expert_tokens = static_cast<std::uint64_t>(n);
+      t += cost.duration(w).seconds();
+      computed += n;
+      remaining -= n;
+    }
+    return t;
+  };
+  std::vector<double> bounds;
+  if (mode == "synthetic" && settings.synthetic_sizes == "mean") {
+    bounds.push_back(prefill_s(trace_rates(trace, settings.arrival_knobs()).mean_context_tokens) +
+                     latency_s);
+  } else {
+    bounds.reserve(trace.records.size());
+    for (const TraceRecord& r : trace.records)
+      bounds.push_back(prefill_s(r.context_tokens) + latency_s);
+  }
+  for (const TargetClause& c : target.clauses) {
+    const std::optional<double> q = ttft_percentile(c.key);
+    if (!q || (c.comparison != TargetClause::kAtMost && c.comparison != TargetClause::kBelow)) {
+      continue;
+    }
+    std::vector<double> values = bounds;
+    const std::optional<double> at = percentile(values, *q);
+    if (!at || c.holds(*at)) continue;
+    return "on idle replicas the " + c.key + " would already be " + duration_text(*at) +
+           " (each prompt's own prefill, in steps of at most " +
+           std::to_string(settings.batching.max_num_batched_tokens) +
+           " tokens, and the network's latency), past the target's " + duration_text(c.value) +
+           ": no count of replicas meets it";
+  }
+  return "";
+}
+
+}  // namespace
+
 CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
                              const std::string& mode, const Trace& trace,
                              const CapacityProbeDone& probe_done) {
-  return bisect_capacity(
+  CapacityResult result = bisect_capacity(
       search,
       [&](double value) { return run_mode(with_knob(base, search, value), trace, mode).summary; },
       probe_done);
+  if (result.outcome == CapacityResult::kMaximumFails) {
+    const std::string why =
+        idle_bound_reason(with_knob(base, search, search.max), trace, mode, search.target);
+    if (!why.empty()) result.reason += "; " + why;
+  }
+  return result;
 }
 
 nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,

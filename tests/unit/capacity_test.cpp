@@ -209,6 +209,26 @@ TEST_F(CapacityCommand, TheRetimedModeGetsItsOwnAnswer) {
   EXPECT_THAT(r.out, HasSubstr("retimed   cores=" + doc["retimed"]["cores"].dump()));
 }
 
+// Prompts of 60,000 tokens take about 3 s to prefill on a replica of their
+// own (8 chunks of at most 8192 tokens, BATCHING.md's default costs): a 1 s
+// TTFT p99 is out of reach at any count, and capacity says why.
+TEST_F(CapacityCommand, AnUnreachableTtftTargetIsExplainedByItsIdleBound) {
+  const std::string trace = test::write_file(dir_ / "long.csv",
+                                             "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                             "2024-01-01 00:00:00.000,60000,5\n"
+                                             "2024-01-01 00:00:30.000,60000,5\n"
+                                             "2024-01-01 00:01:00.000,60000,5\n")
+                                .string();
+  const test::CliResult r = test::run_cli(
+      {"capacity", "--server", "batching", "--trace", trace, "--vary", "replicas", "--max", "4",
+       "--target", "ttft_p99_s<=1", "--modes", "recorded", "--output", (dir_ / "idle").string()});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("on idle replicas the ttft_p99_s would already be"));
+  EXPECT_THAT(r.out, HasSubstr("past the target's 1.000 s: no count of replicas meets it"));
+  const auto doc = nlohmann::json::parse(test::read_file(dir_ / "idle" / "capacity.json"));
+  EXPECT_THAT(doc["recorded"]["reason"].get<std::string>(), HasSubstr("on idle replicas"));
+}
+
 TEST_F(CapacityCommand, WholeAnswerMeetsTheTargetAndTheCoreBelowDoesNot) {
   // A tight decode budget: one core makes the bursts miss it.
   const auto r = capacity(
