@@ -6,7 +6,7 @@
 # requests at their own instants against Poisson ones) and its size-mix
 # factor (retimed / synthetic: the recorded requests against the trace's mean
 # sizes, at Poisson instants), and which is larger. Prints the table the
-# README gives and checks that each row's larger effect is the one it names
+# README.md beside it gives and checks that each row's larger effect is the one it names
 # (the runs are deterministic: a change of it is a change of the model).
 #
 #   examples/gap_attribution/attribution.sh [--infersim PATH] [--output DIR]

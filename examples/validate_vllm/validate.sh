@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The batching server calibrated on three real vLLM 0.19.0 runs and replayed
-# against them request by request (README "Validation against vLLM"): for
+# against them request by request (README.md beside it): for
 # each run, `calibrate --server batching --measured RUN --trace WORKLOAD`
 # fits the step costs, then `run --measured RUN --settings FIT` prints the
 # table of TTFT, TPOT and latency (measured, infersim, diff %, LLMServingSim).

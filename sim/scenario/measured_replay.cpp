@@ -232,7 +232,7 @@ EngineSetup engine_setup(const MeasuredRun& run, const BatchingKnobs& base,
     // filling) get arrivals in turn. Exact least-requests instead sends each
     // arrival where a request has just finished, which the client cannot see
     // yet; on the Qwen3-30B-A3B run it replays 13 of the table's 15 figures
-    // worse (README, "Validation against vLLM").
+    // worse (examples/validate_vllm/README.md).
     k.router = RouterKind::kRoundRobin;
     e.assumptions.push_back(
         "router = round-robin (vLLM's data-parallel client picks the rank of least "

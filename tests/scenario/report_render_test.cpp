@@ -142,7 +142,7 @@ TEST_F(ReportRender, GnuplotRendersEverySvg) {
   }
 }
 
-// What README.md says: from the run folder, `gnuplot plots/*.gp` renders every
+// What output/README.md says: from the run folder, `gnuplot plots/*.gp` renders every
 // plot and `gnuplot plots/NAME.gp` one, each to its own SVG.
 TEST_F(ReportRender, EachScriptRendersItsOwnPlotFromTheRunFolder) {
   if (!test::gnuplot_installed())
