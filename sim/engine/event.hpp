@@ -13,7 +13,15 @@ namespace infersim {
 // so that a request leaving and one arriving at the same nanosecond are seen in
 // that order by every observer; a server's decisions (a batching step
 // scheduled) come after both, once it knows everything that happens then.
-enum class Phase : std::uint8_t { kDeparture = 0, kArrival = 1, kSchedule = 2 };
+// Within an instant: replicas becoming active (BATCHING.md section 11 (0)),
+// departures, arrivals, scheduling, then autoscaling evaluations (11 (4)).
+enum class Phase : std::uint8_t {
+  kActivate = 0,
+  kDeparture = 1,
+  kArrival = 2,
+  kSchedule = 3,
+  kEvaluate = 4
+};
 
 struct EventKey {
   EventKey() = default;

@@ -7,21 +7,68 @@
 
 namespace infersim {
 
-BatchingServer::BatchingServer(const BatchingKnobs& knobs)
+BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet)
     : knobs_(knobs),
-      cost_(StepCost::of(knobs)),
+      classes_(std::move(fleet)),
+      fleet_(!classes_.empty()),
       model_len_(knobs.model_len()),
       router_(knobs.router, knobs.block_tokens) {
-  const auto count = static_cast<std::uint32_t>(knobs.replicas);
-  replicas_.reserve(count);
-  for (std::uint32_t i = 0; i < count; ++i)
-    replicas_.emplace_back(i, knobs_, requests_);
+  if (!fleet_) {
+    ReplicaClass only;
+    only.replicas = knobs.replicas;
+    only.knobs = knobs;
+    classes_.push_back(std::move(only));
+  }
+  std::uint32_t count = 0;
+  for (const ReplicaClass& c : classes_) {
+    costs_.push_back(StepCost::of(c.knobs));
+    count += static_cast<std::uint32_t>(c.slots());
+  }
+  replicas_.resize(count);
   step_end_.assign(count, kIdle);
+  gone_.resize(classes_.size());
+  next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
+  desired_.resize(classes_.size());
+  std::uint32_t index = 0;
+  for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+    const ReplicaClass& cls = classes_[c];
+    for (std::int64_t s = 0; s < cls.slots(); ++s, ++index) {
+      Replica& r = replicas_[index];
+      r.cls = c;
+      if (s < cls.replicas) {
+        r.state = State::kActive;
+        r.since = SimTime::zero();
+        r.scheduler = std::make_unique<ReplicaScheduler>(index, cls.knobs, requests_);
+      }
+    }
+    if (cls.autoscale) next_evaluation_[c] = SimTime::zero() + cls.autoscale->interval;
+  }
+  rebuild_active();
+  peak_provisioned_ = provisioned_count();
+}
+
+void BatchingServer::attach(ServerContext& context) {
+  context_ = &context;
+  schedule_evaluation(SimTime::ns(-1));
+}
+
+void BatchingServer::rebuild_active() {
+  active_.clear();
+  for (Replica& r : replicas_) {
+    if (r.state == State::kActive) active_.push_back(r.scheduler.get());
+  }
+}
+
+std::uint32_t BatchingServer::provisioned_count() const {
+  std::uint32_t n = 0;
+  for (const Replica& r : replicas_)
+    n += r.state != State::kAbsent;
+  return n;
 }
 
 void BatchingServer::begin_step(std::uint32_t replica, SimTime start, SimTime end) {
   step_end_[replica] = end;
-  replicas_[replica].add_busy(start, end);
+  replicas_[replica].scheduler->add_busy(start, end);
   ++stepping_;
 }
 
@@ -85,6 +132,12 @@ void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
     case kSchedulePass:
       schedule_pass();
       break;
+    case kActivate:
+      activate(static_cast<std::uint32_t>(subject), static_cast<std::uint32_t>(subject >> 32));
+      break;
+    case kEvaluate:
+      evaluate();
+      break;
     default:
       throw std::logic_error("batching server: unknown event kind " + std::to_string(kind));
   }
@@ -115,8 +168,8 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  const std::uint32_t index = router_.route(r, replicas_);
-  ReplicaScheduler& replica = replicas_[index];
+  ReplicaScheduler& replica = *active_[router_.route(r, active_)];
+  const std::uint32_t index = replica.index();
   // With lockstep a replica may schedule only when none steps.
   const bool busy = knobs_.lockstep ? any_stepping() : !idle(index);
   if (busy && knobs_.async_scheduling) {
@@ -137,22 +190,26 @@ void BatchingServer::end_steps() {
     step_end_[i] = kIdle;
     --stepping_;
     ended = true;
-    ReplicaScheduler& replica = replicas_[i];
+    ReplicaScheduler& replica = *replicas_[i].scheduler;
     gaps_.clear();
     finished_.clear();
     replica.complete(now, *context_, gaps_, finished_);
     if (!gaps_.empty()) context_->token_gaps(gaps_);
-    for (const std::uint32_t slot : finished_)
+    for (const std::uint32_t slot : finished_) {
+      served_tokens_ += static_cast<double>(requests_[slot].prompt + requests_[slot].output);
       release_slot(slot);
+    }
     if (knobs_.async_scheduling && !knobs_.lockstep) replica.advance_pending();
+    // A draining replica that holds nothing more goes (section 11).
+    if (replicas_[i].state == State::kDraining && replica.requests() == 0) make_absent(i, now);
   }
   if (knobs_.async_scheduling && knobs_.lockstep && ended) {
-    for (ReplicaScheduler& replica : replicas_)
-      replica.advance_pending();
+    for (Replica& replica : replicas_)
+      replica.scheduler->advance_pending();
   }
   if (knobs_.lockstep && any_stepping()) return;
   for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
-    if (idle(i) && replicas_[i].has_work()) {
+    if (idle(i) && steps(i) && replicas_[i].scheduler->has_work()) {
       request_pass();
       break;
     }
@@ -164,11 +221,11 @@ void BatchingServer::schedule_pass() {
   pass_at_ = SimTime::ns(-1);
   if (!knobs_.lockstep) {
     for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
-      if (!idle(i) || !replicas_[i].has_work()) continue;
-      ReplicaScheduler& replica = replicas_[i];
+      if (!idle(i) || !steps(i) || !replicas_[i].scheduler->has_work()) continue;
+      ReplicaScheduler& replica = *replicas_[i].scheduler;
       StepRecord record;
       if (!replica.schedule(now, *context_, record)) continue;
-      record.end = now + cost_.duration(work_of(record));
+      record.end = now + costs_[replicas_[i].cls].duration(work_of(record));
       begin_step(i, now, record.end);
       ++steps_;
       batched_requests_ += record.batch_requests;
@@ -183,7 +240,8 @@ void BatchingServer::schedule_pass() {
   if (any_stepping()) return;
   planned_.clear();
   std::uint64_t round_tokens = 0;
-  for (ReplicaScheduler& replica : replicas_) {
+  for (Replica& slot : replicas_) {
+    ReplicaScheduler& replica = *slot.scheduler;
     if (!replica.has_work()) continue;
     StepRecord record;
     if (!replica.schedule(now, *context_, record)) continue;
@@ -195,7 +253,7 @@ void BatchingServer::schedule_pass() {
   for (StepRecord& record : planned_) {
     record.expert_tokens = round_tokens;
     record.expert_share = static_cast<std::uint32_t>(replicas_.size());
-    end = std::max(end, now + cost_.duration(work_of(record)));
+    end = std::max(end, now + costs_.front().duration(work_of(record)));
   }
   for (StepRecord& record : planned_) {
     record.end = end;
@@ -208,24 +266,182 @@ void BatchingServer::schedule_pass() {
   if (!planned_.empty()) context_->schedule(end, Phase::kDeparture, kStepEnd, 0);
 }
 
+void BatchingServer::schedule_evaluation(SimTime after) {
+  SimTime next = SimTime::ns(-1);
+  for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+    if (!classes_[c].autoscale) continue;
+    if (next < SimTime::zero() || next_evaluation_[c] < next) next = next_evaluation_[c];
+  }
+  if (next < SimTime::zero() || next <= after) return;
+  evaluation_at_ = next;
+  context_->schedule(next, Phase::kEvaluate, kEvaluate, 0);
+}
+
+void BatchingServer::start_replica(std::uint32_t slot, SimTime now) {
+  Replica& r = replicas_[slot];
+  r.state = State::kStarting;
+  r.since = now;
+  ++r.generation;
+  ++scale_ups_;
+  // A start-up of 0 makes it active at the next instant (section 13.4).
+  const Duration startup = std::max(classes_[r.cls].autoscale->startup, Duration::ns(1));
+  context_->schedule(now + startup, Phase::kActivate, kActivate,
+                     slot | (std::uint64_t{r.generation} << 32));
+}
+
+void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
+  Replica& r = replicas_[slot];
+  if (r.state != State::kStarting || r.generation != generation) return;  // it went first
+  r.state = State::kActive;
+  r.scheduler = std::make_unique<ReplicaScheduler>(slot, classes_[r.cls].knobs, requests_);
+  rebuild_active();
+}
+
+void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
+  Replica& r = replicas_[slot];
+  const ReplicaClass& cls = classes_[r.cls];
+  ClassTotals& gone = gone_[r.cls];
+  const Duration provisioned = now - r.since;
+  gone.provisioned += provisioned;
+  if (r.scheduler) {
+    const ReplicaScheduler& s = *r.scheduler;
+    gone.busy += s.busy();
+    gone.energy_wh += (cls.knobs.gpu_idle_w * provisioned.seconds() +
+                       (cls.knobs.gpu_max_w - cls.knobs.gpu_idle_w) * s.busy().seconds()) /
+                      3600;
+    gone_preemptions_ += s.preemptions();
+    gone_evicted_ += s.pool().evicted();
+    gone_admissions_ += s.admissions();
+    gone_tokens_ += s.admitted_tokens();
+    gone_hits_ += s.admitted_hit_tokens();
+    gone_kv_peak_ = std::max(gone_kv_peak_, static_cast<double>(s.peak_used_blocks()) /
+                                                static_cast<double>(cls.knobs.kv_blocks));
+  } else {
+    gone.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
+  }
+  const bool was_active = r.state == State::kActive;
+  r.state = State::kAbsent;
+  r.scheduler.reset();
+  if (was_active) rebuild_active();
+}
+
+void BatchingServer::evaluate() {
+  const SimTime now = context_->now();
+  // Evaluations go on while some request is still to reach the server or
+  // unfinished (section 13.2).
+  const bool in_flight = requests_.size() > free_slots_.size();
+  if (!in_flight && !context_->requests_to_come()) return;
+  for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+    const ReplicaClass& cls = classes_[c];
+    if (!cls.autoscale || next_evaluation_[c] != now) continue;
+    const Autoscale& a = *cls.autoscale;
+    next_evaluation_[c] = now + a.interval;
+    std::uint64_t load = 0;
+    std::int64_t current = 0;
+    std::vector<std::uint32_t> absent, starting, active;
+    for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+      const Replica& r = replicas_[i];
+      if (r.cls != c) continue;
+      switch (r.state) {
+        case State::kAbsent:
+          absent.push_back(i);
+          break;
+        case State::kStarting:
+          starting.push_back(i);
+          ++current;
+          break;
+        case State::kActive:
+          active.push_back(i);
+          load += r.scheduler->requests();
+          ++current;
+          break;
+        case State::kDraining:
+          break;
+      }
+    }
+    const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
+    const std::int64_t desired = std::min<std::int64_t>(
+        a.max, std::max<std::int64_t>(a.min, static_cast<std::int64_t>(wanted)));
+    auto& window = desired_[c];
+    window.emplace_back(now, desired);
+    while (!window.empty() && window.front().first + a.scale_down_delay <= now &&
+           window.front().first != now)
+      window.pop_front();
+    if (desired > current) {
+      const auto n =
+          std::min<std::size_t>(static_cast<std::size_t>(desired - current), absent.size());
+      for (std::size_t j = 0; j < n; ++j)
+        start_replica(absent[j], now);
+      continue;
+    }
+    std::int64_t floor = desired;
+    for (const auto& [at, d] : window)
+      floor = std::max(floor, d);
+    if (floor >= current) continue;
+    std::int64_t going = current - floor;
+    // Starting replicas first, the latest started first (then the highest
+    // index); then active ones, the highest index first.
+    std::sort(starting.begin(), starting.end(), [&](std::uint32_t x, std::uint32_t y) {
+      if (replicas_[x].since != replicas_[y].since) return replicas_[x].since > replicas_[y].since;
+      return x > y;
+    });
+    for (const std::uint32_t i : starting) {
+      if (going == 0) break;
+      make_absent(i, now);
+      ++scale_downs_;
+      --going;
+    }
+    for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
+      Replica& r = replicas_[*it];
+      ++scale_downs_;
+      if (r.scheduler->requests() == 0 && idle(*it)) {
+        make_absent(*it, now);
+      } else {
+        r.state = State::kDraining;
+        rebuild_active();
+      }
+    }
+  }
+  peak_provisioned_ = std::max(peak_provisioned_, provisioned_count());
+  schedule_evaluation(now);
+}
+
 ServerUsage BatchingServer::usage(SimTime end) const {
   ServerUsage usage;
   usage.unit = "replica";
   usage.units = static_cast<std::uint32_t>(replicas_.size());
-  const double end_s = end.seconds();
-  std::uint64_t preemptions = 0, evicted = 0, admissions = 0, tokens = 0, hits = 0;
-  std::uint32_t peak = 0;
-  for (const ReplicaScheduler& replica : replicas_) {
-    usage.busy += replica.busy();
-    usage.energy_wh += (knobs_.gpu_idle_w * end_s +
-                        (knobs_.gpu_max_w - knobs_.gpu_idle_w) * replica.busy().seconds()) /
-                       3600;
-    preemptions += replica.preemptions();
-    evicted += replica.pool().evicted();
-    admissions += replica.admissions();
-    tokens += replica.admitted_tokens();
-    hits += replica.admitted_hit_tokens();
-    peak = std::max(peak, replica.peak_used_blocks());
+  std::uint64_t preemptions = gone_preemptions_, evicted = gone_evicted_;
+  std::uint64_t admissions = gone_admissions_, tokens = gone_tokens_, hits = gone_hits_;
+  double kv_peak = gone_kv_peak_;
+  std::vector<ClassTotals> totals = gone_;
+  for (const Replica& r : replicas_) {
+    if (r.state == State::kAbsent) continue;
+    const ReplicaClass& cls = classes_[r.cls];
+    ClassTotals& t = totals[r.cls];
+    const Duration provisioned = end - r.since;
+    t.provisioned += provisioned;
+    if (!r.scheduler) {
+      t.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
+      continue;
+    }
+    const ReplicaScheduler& s = *r.scheduler;
+    t.busy += s.busy();
+    t.energy_wh += (cls.knobs.gpu_idle_w * provisioned.seconds() +
+                    (cls.knobs.gpu_max_w - cls.knobs.gpu_idle_w) * s.busy().seconds()) /
+                   3600;
+    preemptions += s.preemptions();
+    evicted += s.pool().evicted();
+    admissions += s.admissions();
+    tokens += s.admitted_tokens();
+    hits += s.admitted_hit_tokens();
+    kv_peak = std::max(kv_peak, static_cast<double>(s.peak_used_blocks()) /
+                                    static_cast<double>(cls.knobs.kv_blocks));
+  }
+  Duration provisioned;
+  for (const ClassTotals& t : totals) {
+    usage.busy += t.busy;
+    usage.energy_wh += t.energy_wh;
+    provisioned += t.provisioned;
   }
   const auto count = [](std::uint64_t v) { return std::optional<double>(static_cast<double>(v)); };
   usage.figures.push_back({"rejected", count(rejected_), true});
@@ -249,15 +465,47 @@ ServerUsage BatchingServer::usage(SimTime end) const {
                                : std::optional<double>(static_cast<double>(batched_requests_) /
                                                        static_cast<double>(steps_)),
                            false});
-  usage.figures.push_back({"kv_peak_utilization",
-                           static_cast<double>(peak) / static_cast<double>(knobs_.kv_blocks),
-                           false});
+  usage.figures.push_back({"kv_peak_utilization", kv_peak, false});
+  if (!fleet_) return usage;
+
+  // Section 11: provisioned time, GPU-hours and the bill.
+  usage.provisioned = provisioned;
+  double replica_hours = 0, gpu_hours = 0, cost = 0;
+  for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+    const ReplicaClass& cls = classes_[c];
+    const ClassTotals& t = totals[c];
+    ClassUsage u;
+    u.name = cls.name;
+    u.replica_hours = t.provisioned.seconds() / 3600;
+    u.busy_s = t.busy.seconds();
+    if (t.provisioned > Duration::zero()) u.utilization = u.busy_s / t.provisioned.seconds();
+    u.cost_usd = cls.price_per_gpu_hour * static_cast<double>(cls.gpus) * u.replica_hours;
+    replica_hours += u.replica_hours;
+    gpu_hours += static_cast<double>(cls.gpus) * u.replica_hours;
+    cost += u.cost_usd;
+    usage.classes.push_back(u);
+  }
+  for (const Replica& r : replicas_)
+    usage.unit_class.push_back(classes_[r.cls].name);
+  usage.figures.push_back({"replica_hours", replica_hours, false});
+  usage.figures.push_back({"gpu_hours", gpu_hours, false});
+  usage.figures.push_back({"cost_usd", cost, false});
+  usage.figures.push_back(
+      {"usd_per_million_tokens",
+       served_tokens_ > 0 ? std::optional<double>(cost * 1e6 / served_tokens_) : std::nullopt,
+       false});
+  usage.figures.push_back({"peak_replicas", count(peak_provisioned_), true});
+  usage.figures.push_back({"scale_ups", count(scale_ups_), true});
+  usage.figures.push_back({"scale_downs", count(scale_downs_), true});
   return usage;
 }
 
 double BatchingServer::energy_wh(Duration length, Duration busy) const {
-  return (static_cast<double>(replicas_.size()) * knobs_.gpu_idle_w * length.seconds() +
-          (knobs_.gpu_max_w - knobs_.gpu_idle_w) * busy.seconds()) /
+  // A fleet's slices take every slot as provisioned at the first class's power
+  // (sim/README.md, Known debts); without one this is section 9's exactly.
+  const BatchingKnobs& k = classes_.front().knobs;
+  return (static_cast<double>(replicas_.size()) * k.gpu_idle_w * length.seconds() +
+          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
          3600;
 }
 

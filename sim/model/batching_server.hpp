@@ -1,16 +1,24 @@
-// The batching server (BATCHING.md): R replicas of an LLM inference engine,
+// The batching server (BATCHING.md): replicas of an LLM inference engine,
 // each batching at the iteration level over a paged KV cache with prefix
-// caching (ReplicaScheduler), behind a router (RequestRouter); with async
-// scheduling and lockstep replicas as section 10 says. Three events of its
-// own: a request reaching the server (arrival phase), the end of the steps at
-// an instant (departure phase, replicas in index order) and one scheduling
-// pass an instant (schedule phase, after everything else then).
+// caching (ReplicaScheduler), behind a router (RequestRouter) that sees the
+// active replicas; with async scheduling and lockstep replicas as section 10
+// says, and a fleet of replica classes that autoscale and cost money as
+// section 11 says. Its own events: a request reaching the server (arrival
+// phase), the end of the steps at an instant (departure phase, replicas in
+// index order), one scheduling pass an instant (schedule phase, after
+// everything else then), a started replica becoming active (activate phase,
+// first) and the autoscaler's evaluations (evaluate phase, last).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "model/batching_knobs.hpp"
+#include "model/replica_class.hpp"
 #include "model/replica_scheduler.hpp"
 #include "model/request_router.hpp"
 #include "model/server_model.hpp"
@@ -24,13 +32,17 @@ struct ServerInspector;
 
 class BatchingServer final : public ServerModel {
  public:
-  // `knobs` passed check_batching_knobs (with the requests' block size).
-  explicit BatchingServer(const BatchingKnobs& knobs);
+  // `knobs` passed check_batching_knobs (with the requests' block size): the
+  // fleet-wide knobs (block size, prefix caching, admission, router, async
+  // scheduling, lockstep, max_model_len). Without `fleet`, one class of
+  // `knobs.replicas` replicas with `knobs`, never scaled, and the outputs of
+  // version 1; with it, the classes in order (each checked).
+  explicit BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet = {});
   // The replicas refer to the server's slots: it stays where it was made.
   BatchingServer(const BatchingServer&) = delete;
   BatchingServer& operator=(const BatchingServer&) = delete;
 
-  void attach(ServerContext& context) override { context_ = &context; }
+  void attach(ServerContext& context) override;
   void accept(std::uint64_t id, const Request& request, SimTime server_arrival) override;
   void handle(std::uint32_t kind, std::uint64_t subject) override;
   ServerUsage usage(SimTime end) const override;
@@ -41,7 +53,29 @@ class BatchingServer final : public ServerModel {
   friend struct test::ServerInspector;
 
  private:
-  enum Kind : std::uint32_t { kArrive = 0, kStepEnd = 1, kSchedulePass = 2 };
+  enum Kind : std::uint32_t {
+    kArrive = 0,
+    kStepEnd = 1,
+    kSchedulePass = 2,
+    kActivate = 3,
+    kEvaluate = 4
+  };
+  enum class State : std::uint8_t { kAbsent, kStarting, kActive, kDraining };
+  // One replica slot: the replica in it now (none while absent or starting).
+  struct Replica {
+    std::uint32_t cls = 0;
+    State state = State::kAbsent;
+    std::uint32_t generation = 0;  // bumped at each start, so a stale activation is ignored
+    SimTime since;                 // provisioned from (its start)
+    std::unique_ptr<ReplicaScheduler> scheduler;
+  };
+  // What replicas that went absent leave behind, per class and in all.
+  struct ClassTotals {
+    Duration provisioned;
+    Duration busy;
+    double energy_wh = 0;
+  };
+
   void arrive(std::uint32_t slot);
   void end_steps();
   void schedule_pass();
@@ -50,14 +84,30 @@ class BatchingServer final : public ServerModel {
   bool any_stepping() const { return stepping_ > 0; }
   bool idle(std::uint32_t replica) const { return step_end_[replica] == kIdle; }
   void begin_step(std::uint32_t replica, SimTime start, SimTime end);
+  bool steps(std::uint32_t replica) const {
+    const State s = replicas_[replica].state;
+    return s == State::kActive || s == State::kDraining;
+  }
+
+  // Section 11: the fleet's replicas coming and going.
+  void start_replica(std::uint32_t slot, SimTime now);
+  void activate(std::uint32_t slot, std::uint32_t generation);
+  void make_absent(std::uint32_t slot, SimTime now);
+  void rebuild_active();
+  void evaluate();
+  void schedule_evaluation(SimTime after);
+  std::uint32_t provisioned_count() const;
 
   BatchingKnobs knobs_;
-  StepCost cost_;
+  std::vector<ReplicaClass> classes_;
+  bool fleet_ = false;           // a fleet was given: section 11's outputs
+  std::vector<StepCost> costs_;  // a class's
   std::int64_t model_len_;
   ServerContext* context_ = nullptr;
   std::vector<BatchedRequest> requests_;  // slots of the requests in flight
   std::vector<std::uint32_t> free_slots_;
-  std::vector<ReplicaScheduler> replicas_;
+  std::vector<Replica> replicas_;          // every class's slots, in index order
+  std::vector<ReplicaScheduler*> active_;  // the active ones, in index order
   RequestRouter router_;
   std::uint32_t stepping_ = 0;  // replicas stepping now
   // Each replica's step end, kIdle when it is not stepping: side by side, for
@@ -71,6 +121,19 @@ class BatchingServer final : public ServerModel {
   std::vector<Duration> gaps_;
   std::vector<std::uint32_t> finished_;
   std::vector<StepRecord> planned_;  // lockstep: the batches of one pass
+
+  // Autoscaling: each class's next evaluation and its recent desired counts.
+  std::vector<SimTime> next_evaluation_;
+  std::vector<std::deque<std::pair<SimTime, std::int64_t>>> desired_;
+  SimTime evaluation_at_ = SimTime::ns(-1);  // the evaluation event scheduled
+
+  std::vector<ClassTotals> gone_;  // per class, of replicas gone absent
+  std::uint64_t gone_preemptions_ = 0, gone_evicted_ = 0, gone_admissions_ = 0;
+  std::uint64_t gone_tokens_ = 0, gone_hits_ = 0;
+  double gone_kv_peak_ = 0;  // the largest peak share of K among them
+  std::uint32_t peak_provisioned_ = 0;
+  std::uint64_t scale_ups_ = 0, scale_downs_ = 0;
+  double served_tokens_ = 0;  // Σ (p + o) over finished requests
 
   std::uint64_t rejected_ = 0;
   std::uint64_t steps_ = 0;

@@ -7,16 +7,16 @@ namespace infersim {
 RequestRouter::RequestRouter(RouterKind kind, std::int64_t block_tokens)
     : kind_(kind), block_tokens_(block_tokens) {}
 
-std::uint32_t RequestRouter::least_requests(const std::vector<ReplicaScheduler>& replicas) {
+std::uint32_t RequestRouter::least_requests(std::span<ReplicaScheduler* const> replicas) {
   std::uint32_t best = 0;
   for (std::uint32_t i = 1; i < replicas.size(); ++i) {
-    if (replicas[i].requests() < replicas[best].requests()) best = i;
+    if (replicas[i]->requests() < replicas[best]->requests()) best = i;
   }
   return best;
 }
 
 std::uint32_t RequestRouter::route(const BatchedRequest& r,
-                                   const std::vector<ReplicaScheduler>& replicas) {
+                                   std::span<ReplicaScheduler* const> replicas) {
   const auto count = static_cast<std::uint32_t>(replicas.size());
   switch (kind_) {
     case RouterKind::kRoundRobin:
@@ -28,7 +28,7 @@ std::uint32_t RequestRouter::route(const BatchedRequest& r,
       std::uint32_t best = 0;
       std::int64_t best_cost = 0;
       for (std::uint32_t i = 0; i < count; ++i) {
-        const ReplicaScheduler& s = replicas[i];
+        const ReplicaScheduler& s = *replicas[i];
         const std::int64_t hit = std::int64_t{s.hit_blocks(r)} * block_tokens_;
         const std::int64_t cost =
             (s.waiting_tokens() + r.prompt - hit + block_tokens_ - 1) / block_tokens_ +
@@ -41,10 +41,10 @@ std::uint32_t RequestRouter::route(const BatchedRequest& r,
       return best;
     }
     case RouterKind::kPrefix: {
-      std::uint64_t lo = replicas[0].requests(), hi = lo;
-      for (const ReplicaScheduler& s : replicas) {
-        lo = std::min(lo, s.requests());
-        hi = std::max(hi, s.requests());
+      std::uint64_t lo = replicas[0]->requests(), hi = lo;
+      for (const ReplicaScheduler* s : replicas) {
+        lo = std::min(lo, s->requests());
+        hi = std::max(hi, s->requests());
       }
       if (hi - lo > 32 && static_cast<double>(hi) > 1.1 * static_cast<double>(lo)) {
         return least_requests(replicas);
@@ -52,7 +52,7 @@ std::uint32_t RequestRouter::route(const BatchedRequest& r,
       std::uint32_t best = 0;
       std::uint32_t best_hit = 0;
       for (std::uint32_t i = 0; i < count; ++i) {
-        const std::uint32_t h = replicas[i].hit_blocks(r);
+        const std::uint32_t h = replicas[i]->hit_blocks(r);
         if (h > best_hit) {
           best = i;
           best_hit = h;

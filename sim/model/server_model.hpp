@@ -58,6 +58,9 @@ class ServerContext {
   // the server would do at (now, phase) it may do at once: nothing else can
   // happen before it.
   virtual bool pending_now_before(Phase phase) const = 0;
+  // Whether requests are still to be issued (accept not yet called for all):
+  // an autoscaler goes on evaluating while some are (BATCHING.md section 11).
+  virtual bool requests_to_come() const = 0;
 
   // Request `id` first scheduled, on `unit` (a core, a replica), at `at`.
   virtual void started(std::uint64_t id, std::uint32_t unit, SimTime at) = 0;
@@ -90,6 +93,15 @@ struct ServerFigure {
   bool integer = false;
 };
 
+// One class of a fleet over a run (BATCHING.md section 11's `classes`).
+struct ClassUsage {
+  std::string name;
+  double replica_hours = 0;
+  double busy_s = 0;
+  std::optional<double> utilization;  // busy over provisioned time; none when never provisioned
+  double cost_usd = 0;
+};
+
 // What a server used over a run that ended at `end`.
 struct ServerUsage {
   std::string unit;  // what it is made of: "core", "replica"
@@ -99,6 +111,12 @@ struct ServerUsage {
   // a request has an execution time of its own, avg_exec_s exists).
   bool busy_is_requests_exec = false;
   double energy_wh = 0;  // the server's own energy from 0 to `end` (no radio)
+  // The unit-time it had (a fleet's provisioned replica-time); none: `units`
+  // for the whole run.
+  std::optional<Duration> provisioned;
+  // A fleet's: each unit's class by index, and each class's figures.
+  std::vector<std::string> unit_class;
+  std::vector<ClassUsage> classes;
   std::vector<ServerFigure> figures;
   // What refuses a request on arrival, in words ("" when nothing does): the
   // batching server's longest request and the knobs that set it.

@@ -50,6 +50,7 @@ class Simulation : private ServerContext {
     const EventKey* next = engine_.next_key();
     return next != nullptr && next->time == engine_.now() && next->phase() < phase;
   }
+  bool requests_to_come() const override { return issued_ < requests_.size(); }
   void started(std::uint64_t id, std::uint32_t unit, SimTime at) override;
   void first_token(std::uint64_t id, SimTime at) override;
   void finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,

@@ -57,6 +57,7 @@ class CountingContext final : public ServerContext {
   void schedule(SimTime at, Phase phase, std::uint32_t kind, std::uint64_t subject) override {
     engine_.schedule_at(at, phase, kind, subject);
   }
+  bool requests_to_come() const override { return false; }
   bool pending_now_before(Phase phase) const override {
     const EventKey* next = engine_.next_key();
     return next != nullptr && next->time == engine_.now() && next->phase() < phase;

@@ -681,13 +681,13 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
     // Conservation: nothing in flight, every block free with count 0.
     EXPECT_EQ(test::ServerInspector::in_flight(server), 0u);
     EXPECT_TRUE(ref.all_blocks_free());
-    for (const ReplicaScheduler& replica : test::ServerInspector::replicas(server)) {
-      const KvBlockPool& pool = replica.pool();
+    for (const ReplicaScheduler* replica : test::ServerInspector::replicas(server)) {
+      const KvBlockPool& pool = replica->pool();
       EXPECT_EQ(pool.free_blocks(), pool.blocks());
       EXPECT_EQ(test::PoolInspector::free_queue(pool).size(), pool.blocks());
       for (std::uint32_t blk = 0; blk < pool.blocks(); ++blk)
         EXPECT_EQ(test::PoolInspector::count(pool, blk), 0u);
-      EXPECT_EQ(replica.requests(), 0u);
+      EXPECT_EQ(replica->requests(), 0u);
     }
     preempting += *a.figures[1].value > 0;
     evicting += *a.figures[2].value > 0;

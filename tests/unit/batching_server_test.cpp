@@ -288,7 +288,7 @@ TEST(BatchingServer, AHitIsCappedBelowTheLastToken) {
   EXPECT_EQ(run.steps()[1].hit_tokens, 4u);
   EXPECT_EQ(run.steps()[1].admitted_tokens, 8u);
   EXPECT_EQ(run.steps()[1].prefill_tokens, 4u);
-  const KvBlockPool& pool = test::ServerInspector::replicas(run.server)[0].pool();
+  const KvBlockPool& pool = test::ServerInspector::replicas(run.server)[0]->pool();
   EXPECT_EQ(test::PoolInspector::free_queue(pool),
             (std::vector<std::uint32_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 1, 0}));
   EXPECT_EQ(pool.find(std::uint64_t{2} << 32), 1u);

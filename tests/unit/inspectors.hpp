@@ -36,8 +36,13 @@ struct PoolInspector {
 };
 
 struct ServerInspector {
-  static const std::vector<ReplicaScheduler>& replicas(const BatchingServer& s) {
-    return s.replicas_;
+  // The replicas present now (absent slots left out), in index order.
+  static std::vector<const ReplicaScheduler*> replicas(const BatchingServer& s) {
+    std::vector<const ReplicaScheduler*> out;
+    for (const auto& r : s.replicas_) {
+      if (r.scheduler) out.push_back(r.scheduler.get());
+    }
+    return out;
   }
   // Requests in flight (accepted, not finished or rejected).
   static std::size_t in_flight(const BatchingServer& s) {

@@ -63,6 +63,7 @@ class ServerHarness final : public ServerContext {
   // left. Reports of a request given twice, or out of order, throw.
   void run(const std::vector<FedRequest>& requests) {
     reports.assign(requests.size(), RequestReport{});
+    to_issue_ = requests.size();
     if (!requests.empty()) {
       engine_.schedule_at(requests[0].request.arrival, Phase::kArrival, kIssue, 0);
     }
@@ -72,6 +73,7 @@ class ServerHarness final : public ServerContext {
         return;
       }
       const FedRequest& f = requests[e.subject];
+      --to_issue_;
       server_.accept(e.subject, f.request, f.server_arrival);
       if (e.subject + 1 < requests.size()) {
         engine_.schedule_at(requests[e.subject + 1].request.arrival, Phase::kArrival, kIssue,
@@ -86,6 +88,7 @@ class ServerHarness final : public ServerContext {
     if (kind == kIssue) throw std::logic_error("a server event of the harness's own kind");
     engine_.schedule_at(at, phase, kind, subject);
   }
+  bool requests_to_come() const override { return to_issue_ > 0; }
   bool pending_now_before(Phase phase) const override {
     const EventKey* next = engine_.next_key();
     return next != nullptr && next->time == engine_.now() && next->phase() < phase;
@@ -138,6 +141,7 @@ class ServerHarness final : public ServerContext {
   }
 
   ServerModel& server_;
+  std::size_t to_issue_ = 0;
   Engine<> engine_;
 };
 
