@@ -130,7 +130,31 @@ Settings settings_from_files(const po::variables_map& vm, std::set<std::string>&
   };
   if (vm.count("preset")) apply_file(find_preset_file(text_of(vm, "preset")));
   if (vm.count("settings")) apply_file(find_settings_file(text_of(vm, "settings")));
+  load_fleet_presets(settings);
   return settings;
+}
+
+void load_fleet_presets(Settings& settings) {
+  for (const std::string& name : fleet_preset_names(settings)) {
+    if (settings.fleet_presets.count(name)) continue;
+    const std::string path = find_preset_file(name);
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    const nlohmann::json preset = nlohmann::json::parse(content.str(), nullptr, false);
+    if (!preset.is_object() || !preset.contains("batching") || !preset["batching"].is_object()) {
+      throw InputError(path, 0, "batching",
+                       "a preset holds a batching section; this file has none");
+    }
+    nlohmann::json knobs = preset["batching"];
+    // A replica of the preset takes its tensor-parallel GPUs, unless the class
+    // says otherwise.
+    if (preset.contains("meta") && preset["meta"].is_object() &&
+        preset["meta"].contains("tensor_parallel") && !knobs.contains("gpus")) {
+      knobs["gpus"] = preset["meta"]["tensor_parallel"];
+    }
+    settings.fleet_presets[name] = knobs;
+  }
 }
 
 void set_knob_from(Settings& settings, const po::variables_map& vm, const KnobFlag& flag) {

@@ -46,6 +46,9 @@ Settings base_settings(const boost::program_options::variables_map& vm,
 // file of --settings; `given` gains every key the files set.
 Settings settings_from_files(const boost::program_options::variables_map& vm,
                              std::set<std::string>& given);
+// The batching sections of the presets a fleet's classes name, read into
+// settings.fleet_presets (BATCHING.md section 11).
+void load_fleet_presets(Settings& settings);
 
 // A knob flag given on the command line, set (a goodput flag's words joined).
 void set_knob_from(Settings& settings, const boost::program_options::variables_map& vm,

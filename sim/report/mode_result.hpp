@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/sim_time.hpp"
+#include "model/server_model.hpp"
 #include "report/replica_series.hpp"
 #include "report/request_log.hpp"
 #include "report/serving_metrics.hpp"
@@ -35,6 +36,10 @@ struct ModeResult {
   std::string unit = "core";
   std::uint32_t units = 0;
   std::string rejection_limit;  // ServerUsage's: what refuses a request on arrival
+  // A fleet's (BATCHING.md section 11): each replica's class by index, and
+  // each class's figures; empty without a fleet.
+  std::vector<std::string> unit_class;
+  std::vector<ClassUsage> classes;
   // Synthetic mode with replications: `summary` holds each figure's mean over
   // them, `ci95` its 95 % confidence half-width (Student t), `replications` each
   // seed's own summary; tasks and outcomes are the first seed's.

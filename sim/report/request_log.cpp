@@ -47,11 +47,13 @@ RequestOutcome RequestLog::operator[](std::size_t k) const {
 }
 
 void write_requests_csv(const std::filesystem::path& path, const RequestList& requests,
-                        const RequestLog& log) {
+                        const RequestLog& log, const std::vector<std::string>& unit_class) {
   OutputFile file(path);
   std::string& out = file.buffer();
   out += kRequestsCsvHeader;
   if (log.server_details()) out += kBatchingCsvColumns;
+  const bool classes = log.server_details() && !unit_class.empty();
+  if (classes) out += ",replica_class";
   out += '\n';
   // Each row is written into a fixed buffer (11 times, 2 reals, 6 integers,
   // separators: under 500 characters), then appended at once.
@@ -77,8 +79,10 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& re
         *p++ = ',';
       *p++ = ',';
       p = write_seconds9(p, t.budget.count_ns());
-      for (const char c : std::string_view(",0,,,,,,1\n"))
+      for (const char c : std::string_view(",0,,,,,,1"))
         *p++ = c;
+      if (classes) *p++ = ',';
+      *p++ = '\n';
       out.append(row, p);
       file.maybe_flush();
       continue;
@@ -109,8 +113,12 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& re
       *p++ = ',';
       *p++ = '0';
     }
-    *p++ = '\n';
     out.append(row, p);
+    if (classes) {
+      out += ',';
+      out += unit_class.at(o.unit);
+    }
+    out += '\n';
     file.maybe_flush();
   }
   file.commit();

@@ -50,8 +50,10 @@ inline constexpr const char* kBatchingCsvColumns =
 // The rows of `log` (kept for the requests of `requests`, in id order); the
 // batching columns when the log kept the server's details. A rejected
 // request's row holds its id, device, arrival, tokens, server arrival, budget,
-// deadline_met 0 and rejected 1, its other fields empty.
+// deadline_met 0 and rejected 1, its other fields empty. With `unit_class`
+// (a fleet's class a replica index), a last column `replica_class` (empty for
+// a rejected request; BATCHING.md section 11).
 void write_requests_csv(const std::filesystem::path& path, const RequestList& requests,
-                        const RequestLog& log);
+                        const RequestLog& log, const std::vector<std::string>& unit_class = {});
 
 }  // namespace infersim

@@ -64,7 +64,7 @@ void write_mode_files(const RunFolder& folder, const std::string& sub, const Mod
   if (measured != nullptr && r.mode == "recorded")
     summary["measured"] = measured_to_json(*measured);
   write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
-  if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.log);
+  if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.log, r.unit_class);
   write_file_atomically(dir / "timeseries.csv", time_series_csv(r.time_series));
   if (!r.replica_series.empty()) {
     write_file_atomically(dir / "replicas.csv", replica_series_csv(r.replica_series));
@@ -100,6 +100,19 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result) {
     }
   }
   if (!result.replications.empty()) out["replications"] = result.replications.size();
+  if (!result.classes.empty()) {
+    nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+    for (const ClassUsage& c : result.classes) {
+      nlohmann::ordered_json o;
+      o["name"] = c.name;
+      o["replica_hours"] = c.replica_hours;
+      o["busy_s"] = c.busy_s;
+      o["utilization"] = c.utilization ? nlohmann::ordered_json(*c.utilization) : nullptr;
+      o["cost_usd"] = c.cost_usd;
+      classes.push_back(o);
+    }
+    out["classes"] = classes;
+  }
   return out;
 }
 

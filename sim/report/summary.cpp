@@ -137,7 +137,11 @@ Summary SummaryCollector::summarize(const RunFacts& facts) {
   const Int128 busy_ns = usage.busy.count_ns();
   const double compute_s = ns_to_s(busy_ns);
   const double waiting_s = samples_->total_s(LatencySamples::kWait);
-  const double unit_time = static_cast<double>(usage.units) * static_cast<double>(end.count_ns());
+  // A fleet's replicas come and go: its provisioned replica-time (BATCHING.md
+  // section 11); otherwise every unit for the whole run.
+  const double unit_time =
+      usage.provisioned ? static_cast<double>(usage.provisioned->count_ns())
+                        : static_cast<double>(usage.units) * static_cast<double>(end.count_ns());
   Summary s;
   s.add("requests", n, true);
   s.add("dropped", static_cast<double>(facts.dropped), true);

@@ -203,8 +203,8 @@ const std::vector<std::string>& sweep_plot_keys() {
   // `rejected` beside the latencies: a cache that refuses requests makes the
   // ones it serves look quick (the batching server only).
   static const std::vector<std::string> kKeys = {
-      "success_rate",    "avg_wait_s",          "ttft_p99_s", "utilization", "energy_wh",
-      "prefix_hit_rate", "kv_peak_utilization", "rejected",
+      "success_rate", "avg_wait_s",      "ttft_p99_s",          "utilization",
+      "energy_wh",    "prefix_hit_rate", "kv_peak_utilization", "rejected",
   };
   return kKeys;
 }

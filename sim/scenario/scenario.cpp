@@ -66,10 +66,26 @@ std::size_t token_gaps_at_most(const RequestList& requests) {
 
 }  // namespace
 
+std::uint32_t replica_slots(const Settings& settings) {
+  if (!settings.fleet) return static_cast<std::uint32_t>(settings.batching.replicas);
+  std::int64_t slots = 0;
+  for (const ReplicaClass& c : fleet_classes(settings))
+    slots += c.slots();
+  return static_cast<std::uint32_t>(slots);
+}
+
 std::unique_ptr<ServerModel> make_server(const Settings& settings, std::uint32_t block_id_tokens) {
   if (settings.server_kind == "batching") {
-    check_batching_knobs(settings.batching, block_id_tokens, "");
-    return std::make_unique<BatchingServer>(settings.batching);
+    if (!settings.fleet) {
+      check_batching_knobs(settings.batching, block_id_tokens, "");
+      return std::make_unique<BatchingServer>(settings.batching);
+    }
+    std::vector<ReplicaClass> classes = fleet_classes(settings);
+    for (const ReplicaClass& c : classes)
+      check_batching_knobs(c.knobs, block_id_tokens, "");
+    BatchingKnobs knobs = settings.batching;
+    knobs.max_model_len = fleet_model_len(settings, classes);
+    return std::make_unique<BatchingServer>(knobs, std::move(classes));
   }
   return std::make_unique<EdgeServer>(settings.edge_knobs());
 }
@@ -97,9 +113,8 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
-  ReplicaSeriesCollector replicas(
-      Duration::from_seconds(settings.slice_duration_s),
-      batching ? static_cast<std::uint32_t>(settings.batching.replicas) : 0);
+  ReplicaSeriesCollector replicas(Duration::from_seconds(settings.slice_duration_s),
+                                  batching ? replica_slots(settings) : 0);
   RequestLog log(keep_requests ? result.tasks.size() : 0, batching);
 
   Simulation simulation(result.tasks, fleet, network, *server);
@@ -118,6 +133,8 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   result.unit = usage.unit;
   result.units = usage.units;
   result.rejection_limit = usage.rejection_limit;
+  result.unit_class = usage.unit_class;
+  result.classes = usage.classes;
   result.time_series = series.compute(run_length, *server, usage, radio);
   if (batching) {
     const std::vector<TimeSlice>& slices = result.time_series.slices;

@@ -139,6 +139,113 @@ KeySpec count_key(std::uint32_t Settings::*member, std::uint64_t min, std::uint6
           [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
 }
 
+KeySpec count_key64(std::int64_t Settings::*member, std::uint64_t min, std::uint64_t max) {
+  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.*member = static_cast<std::int64_t>(whole(v, min, max, src, l));
+          },
+          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
+}
+
+// The keys of the batching section a fleet's class sets for itself
+// (BATCHING.md section 11; the step-cost extensions of section 5b too).
+const std::vector<std::string>& class_knob_keys() {
+  static const std::vector<std::string> kKeys = {"max_num_seqs",
+                                                 "max_num_batched_tokens",
+                                                 "kv_blocks",
+                                                 "step_base_s",
+                                                 "step_prefill_token_s",
+                                                 "step_prefill_pair_s",
+                                                 "step_decode_token_s",
+                                                 "step_decode_context_s",
+                                                 "step_weights_s",
+                                                 "step_expert_s",
+                                                 "moe_experts",
+                                                 "moe_active_experts",
+                                                 "step_roofline",
+                                                 "gpu_idle_w",
+                                                 "gpu_max_w",
+                                                 "gpus",
+                                                 "price_per_gpu_hour"};
+  return kKeys;
+}
+
+bool is_class_knob(const std::string& key) {
+  const auto& keys = class_knob_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+const std::vector<std::string> kAutoscaleKeys = {
+    "min", "max", "interval_s", "target_requests", "startup_s", "scale_down_delay_s"};
+
+void check_fleet_json(const json& v, const std::string& src, const std::string& l) {
+  if (!v.is_array() || v.empty()) {
+    bad(src, l, "expected a list of replica classes (objects with a name), got " + shown(v));
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& c = v[i];
+    const std::string at = l + "[" + std::to_string(i) + "]";
+    if (!c.is_object()) bad(src, at, "expected an object (a replica class), got " + shown(c));
+    if (!c.contains("name")) bad(src, at + ".name", "missing: every class has a name");
+    const std::string name = text(c["name"], src, at + ".name");
+    if (name.empty()) bad(src, at + ".name", "must not be empty");
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      bad(src, at + ".name", "'" + name + "' names two classes; each name is unique");
+    }
+    names.push_back(name);
+    std::uint64_t replicas = 1;
+    if (c.contains("replicas"))
+      replicas = whole(c["replicas"], 1, 1'000'000, src, at + ".replicas");
+    if (c.contains("preset")) text(c["preset"], src, at + ".preset");
+    Settings scratch;
+    std::vector<std::string> allowed = class_knob_keys();
+    for (const char* k : {"name", "replicas", "preset", "autoscale"})
+      allowed.emplace_back(k);
+    for (const auto& [key, value] : c.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        const auto near = nearest(key, allowed);
+        bad(src, at + "." + key,
+            "not a key of a replica class" +
+                (near ? " (did you mean '" + *near + "'?)"
+                      : std::string(" (fleet-wide knobs stay in the batching section)")));
+      }
+      if (is_class_knob(key)) set_setting(scratch, "batching." + key, value, src, at + "." + key);
+    }
+    if (!c.contains("autoscale")) continue;
+    const json& a = c["autoscale"];
+    const std::string as = at + ".autoscale";
+    if (!a.is_object()) bad(src, as, "expected an object (min, max, ...), got " + shown(a));
+    for (const auto& [key, value] : a.items()) {
+      if (std::find(kAutoscaleKeys.begin(), kAutoscaleKeys.end(), key) == kAutoscaleKeys.end()) {
+        const auto near = nearest(key, kAutoscaleKeys);
+        bad(src, as + "." + key,
+            "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+      }
+    }
+    for (const char* k : {"min", "max"}) {
+      if (!a.contains(k)) bad(src, as + "." + k, "missing: an autoscaled class sets min and max");
+    }
+    const std::uint64_t min = whole(a["min"], 1, 1'000'000, src, as + ".min");
+    const std::uint64_t max = whole(a["max"], 1, 1'000'000, src, as + ".max");
+    if (max < replicas || replicas < min) {
+      bad(src, as + ".min, " + as + ".max, " + at + ".replicas",
+          "need min <= replicas <= max, got " + std::to_string(min) +
+              " <= " + std::to_string(replicas) + " <= " + std::to_string(max));
+    }
+    if (a.contains("interval_s") && !(number(a["interval_s"], src, as + ".interval_s") > 0)) {
+      bad(src, as + ".interval_s", "must be greater than 0, got " + shown(a["interval_s"]));
+    }
+    if (a.contains("target_requests") &&
+        !(number(a["target_requests"], src, as + ".target_requests") > 0)) {
+      bad(src, as + ".target_requests",
+          "must be greater than 0, got " + shown(a["target_requests"]));
+    }
+    for (const char* k : {"startup_s", "scale_down_delay_s"}) {
+      if (a.contains(k)) at_least(a[k], 0, src, as + "." + k);
+    }
+  }
+}
+
 KeySpec choice_key(std::string Settings::*member, std::vector<std::string> allowed) {
   return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
             const std::string choice = text(v, src, l);
@@ -316,7 +423,17 @@ const Table& table() {
       {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
       {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
       {"server.max_power_w", real_key(&Settings::max_power_w, non_negative)},
-      {"batching.replicas", batching_count(&BatchingKnobs::replicas, 1'000'000)},
+      {"batching.replicas",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          // null: not set (a fleet's settings.json writes it so).
+          if (v.is_null()) return;
+          s.batching.replicas = static_cast<std::int64_t>(whole(v, 1, 1'000'000, src, l));
+          s.replicas_given = true;
+        },
+        [](const Settings& s) {
+          return s.fleet ? nlohmann::ordered_json(nullptr)
+                         : nlohmann::ordered_json(s.batching.replicas);
+        }}},
       {"batching.router",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           const std::string name = text(v, src, l);
@@ -364,6 +481,19 @@ const Table& table() {
       {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w)},
       {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
       {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
+      {"batching.gpus", count_key64(&Settings::gpus_per_replica, 1, 1'000'000)},
+      {"batching.price_per_gpu_hour", real_key(&Settings::price_per_gpu_hour, non_negative)},
+      {"batching.fleet",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          if (v.is_null()) {
+            s.fleet.reset();
+            return;
+          }
+          check_fleet_json(v, src, l);
+          s.fleet = v;
+          s.fleet_source = src;
+        },
+        [](const Settings& s) { return s.fleet ? *s.fleet : nlohmann::ordered_json(nullptr); }}},
       {"network.hops",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           s.hops = hops_from(v, src, l);
@@ -652,10 +782,27 @@ void validate_settings(const Settings& s, const std::string& source) {
             json(s.max_power_w).dump());
   }
   // The block size against the trace's is checked once the trace is read.
-  if (s.server_kind == "batching") {
+  if (s.server_kind == "batching" && !s.fleet) {
     check_batching_knobs(s.batching, 0, source);
     check_batching_memory(s.batching, source);
   }
+  if (s.fleet && s.replicas_given) {
+    bad(source, "batching.replicas (--replicas), batching.fleet",
+        "a fleet counts its replicas class by class: set each class's replicas, not "
+        "batching.replicas");
+  }
+  if (!s.fleet && (s.gpus_per_replica != 1 || s.price_per_gpu_hour != 0)) {
+    bad(source, "batching.gpus, batching.price_per_gpu_hour",
+        "price a fleet's classes: they apply with batching.fleet only");
+  }
+  if (s.fleet && s.server_kind != "batching") {
+    bad(source, "batching.fleet", "applies to the batching server only (--server batching)");
+  }
+  // Once its classes' presets are loaded, the fleet is checked as a whole.
+  bool presets_loaded = true;
+  for (const std::string& name : fleet_preset_names(s))
+    presets_loaded = presets_loaded && s.fleet_presets.count(name) > 0;
+  if (s.fleet && presets_loaded) fleet_classes(s);
 }
 
 void check_batching_memory(const BatchingKnobs& k, const std::string& source) {
@@ -689,6 +836,113 @@ nlohmann::ordered_json settings_to_json(const Settings& settings) {
     out[section][key.substr(dot + 1)] = spec.get(settings);
   }
   return out;
+}
+
+}  // namespace infersim
+
+namespace infersim {
+
+std::vector<std::string> fleet_preset_names(const Settings& settings) {
+  std::vector<std::string> names;
+  if (!settings.fleet) return names;
+  for (const auto& c : *settings.fleet) {
+    if (!c.contains("preset")) continue;
+    const std::string name = c["preset"].get<std::string>();
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+std::int64_t fleet_model_len(const Settings& settings, const std::vector<ReplicaClass>& classes) {
+  if (settings.batching.max_model_len) return *settings.batching.max_model_len;
+  std::int64_t len = 0;
+  for (const ReplicaClass& c : classes) {
+    const std::int64_t own =
+        std::min<std::int64_t>(131072, c.knobs.kv_blocks * c.knobs.block_tokens);
+    len = len == 0 ? own : std::min(len, own);
+  }
+  return len;
+}
+
+std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
+  std::vector<ReplicaClass> classes;
+  if (!settings.fleet) return classes;
+  const std::string& src = settings.fleet_source;
+  for (std::size_t i = 0; i < settings.fleet->size(); ++i) {
+    const auto& c = (*settings.fleet)[i];
+    const std::string at = "batching.fleet[" + std::to_string(i) + "]";
+    // The section's knobs, then the preset's a class may set, then its own.
+    Settings scratch = settings;
+    if (c.contains("preset")) {
+      const std::string preset = c["preset"].get<std::string>();
+      const auto found = settings.fleet_presets.find(preset);
+      if (found == settings.fleet_presets.end()) {
+        bad(src, at + ".preset", "no preset named '" + preset + "' was loaded");
+      }
+      for (const auto& [key, value] : found->second.items()) {
+        if (is_class_knob(key)) {
+          set_setting(scratch, "batching." + key, value, src,
+                      at + ".preset (" + preset + "): batching." + key);
+        }
+      }
+    }
+    for (const auto& [key, value] : c.items()) {
+      if (is_class_knob(key)) set_setting(scratch, "batching." + key, value, src, at + "." + key);
+    }
+    ReplicaClass cls;
+    cls.name = c["name"].get<std::string>();
+    cls.replicas = c.contains("replicas") ? c["replicas"].get<std::int64_t>() : 1;
+    cls.knobs = scratch.batching;
+    cls.knobs.replicas = cls.replicas;
+    cls.gpus = scratch.gpus_per_replica;
+    cls.price_per_gpu_hour = scratch.price_per_gpu_hour;
+    if (c.contains("autoscale")) {
+      const auto& a = c["autoscale"];
+      Autoscale scale;
+      scale.min = a["min"].get<std::int64_t>();
+      scale.max = a["max"].get<std::int64_t>();
+      const auto duration = [&](const char* key, Duration fallback) {
+        return a.contains(key) ? Duration::from_seconds(a[key].get<double>()) : fallback;
+      };
+      scale.interval = duration("interval_s", scale.interval);
+      if (scale.interval <= Duration::zero()) {
+        bad(src, at + ".autoscale.interval_s", "must be at least 1 ns");
+      }
+      scale.startup = duration("startup_s", scale.startup);
+      scale.scale_down_delay = duration("scale_down_delay_s", scale.scale_down_delay);
+      if (a.contains("target_requests")) scale.target_requests = a["target_requests"].get<double>();
+      cls.autoscale = scale;
+    }
+    classes.push_back(std::move(cls));
+  }
+  // Fleet-wide: max_model_len, within every class's K * B; each class's own
+  // combinations (S <= Tb, ...) as the section's are checked.
+  const std::int64_t len = fleet_model_len(settings, classes);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    ReplicaClass& cls = classes[i];
+    cls.knobs.max_model_len = len;
+    try {
+      check_batching_knobs(cls.knobs, 0, src);
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      const std::string prefix = src.empty() ? std::string() : src + ": ";
+      if (what.starts_with(prefix)) what = what.substr(prefix.size());
+      throw InputError(src, 0, "batching.fleet[" + std::to_string(i) + "] (" + cls.name + ")",
+                       what);
+    }
+  }
+  std::int64_t slots = 0;
+  for (const ReplicaClass& cls : classes)
+    slots += cls.slots();
+  if (slots > 1'000'000) {
+    bad(src, "batching.fleet",
+        "holds " + std::to_string(slots) + " replica slots; at most 1000000");
+  }
+  if (settings.batching.lockstep && (classes.size() != 1 || classes.front().autoscale)) {
+    bad(src, "batching.lockstep, batching.fleet",
+        "lockstep needs a fleet of one class that does not autoscale");
+  }
+  return classes;
 }
 
 }  // namespace infersim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "model/edge_server.hpp"
 #include "model/network_path.hpp"
 #include "model/radio_energy.hpp"
+#include "model/replica_class.hpp"
 #include "report/serving_metrics.hpp"
 #include "request/request.hpp"
 #include "request/synthetic_request_generator.hpp"
@@ -49,6 +51,15 @@ struct Settings {
   double max_power_w = 720;
   // batching (server.kind batching; BATCHING.md section 1)
   BatchingKnobs batching;
+  bool replicas_given = false;  // batching.replicas set (an error beside a fleet)
+  // Section 11: the defaults of a fleet's classes, and the fleet as given
+  // (checked key by key; none: no fleet), with the file it came from and its
+  // classes' presets' batching sections, by name (load_fleet_presets).
+  std::int64_t gpus_per_replica = 1;
+  double price_per_gpu_hour = 0;
+  std::optional<nlohmann::ordered_json> fleet;
+  std::string fleet_source;
+  std::map<std::string, nlohmann::json> fleet_presets;
   // network
   std::vector<Hop> hops = default_hops();
   double device_tx_nj_per_bit = 283.17;
@@ -114,6 +125,16 @@ void check_batching_memory(const BatchingKnobs& knobs, const std::string& source
 void validate_settings(const Settings& settings, const std::string& source);
 
 nlohmann::ordered_json settings_to_json(const Settings& settings);
+
+// The presets a fleet's classes name (each once, in order).
+std::vector<std::string> fleet_preset_names(const Settings& settings);
+// The fleet's classes (BATCHING.md section 11), each's knobs the section's
+// under its preset's under its own, checked as a whole; empty without a fleet.
+// Throws InputError naming batching.fleet[i] and the key.
+std::vector<ReplicaClass> fleet_classes(const Settings& settings);
+// The fleet-wide max_model_len: the section's when given, else the least
+// min(131072, K * B) over the classes.
+std::int64_t fleet_model_len(const Settings& settings, const std::vector<ReplicaClass>& classes);
 
 // The candidate nearest to `word` by edit distance, if close enough to be a
 // plausible typo.

@@ -1,0 +1,158 @@
+// Fleets from a settings file (BATCHING.md section 11), end to end: what the
+// run folder gains, a run reproduced from its own settings.json, and the
+// settings that are refused, each naming the file and the key.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+using ::testing::HasSubstr;
+
+// Forty requests over twelve seconds, prompts of 200 to 1955 tokens.
+std::string small_trace() {
+  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  for (int i = 0; i < 40; ++i) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "2023-11-16 00:00:%02d.%03d,%d,%d\n", i * 300 / 1000,
+                  i * 300 % 1000, 200 + 45 * i, 20 + i);
+    csv += line;
+  }
+  return csv;
+}
+
+const char* kFleet = R"({"server": {"kind": "batching"},
+ "batching": {"router": "round-robin", "kv_blocks": 4000,
+  "fleet": [
+   {"name": "big", "replicas": 1, "gpus": 2, "price_per_gpu_hour": 3.5},
+   {"name": "small", "replicas": 1, "step_base_s": 0.02, "price_per_gpu_hour": 1,
+    "autoscale": {"min": 1, "max": 4, "interval_s": 5, "target_requests": 1,
+                  "startup_s": 10, "scale_down_delay_s": 20}}]}})";
+
+class FleetRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_dir();
+    trace_ = test::write_file(dir_ / "trace.csv", small_trace()).string();
+  }
+  test::CliResult run(const std::string& settings_text, const std::string& folder,
+                      std::vector<std::string> extra = {}) {
+    const std::string settings = test::write_file(dir_ / (folder + ".json"), settings_text);
+    std::vector<std::string> args = {"run",     "--settings", settings,
+                                     "--trace", trace_,       "--plots",
+                                     "none",    "--output",   (dir_ / folder).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_cli(args);
+  }
+  std::filesystem::path dir_;
+  std::string trace_;
+};
+
+TEST_F(FleetRun, WritesTheBillTheClassesAndEachRequestsClass) {
+  const test::CliResult r = run(kFleet, "fleet", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "fleet" / "summary.json"));
+  for (const char* key : {"replica_hours", "gpu_hours", "cost_usd", "usd_per_million_tokens",
+                          "peak_replicas", "scale_ups", "scale_downs", "classes"}) {
+    EXPECT_TRUE(summary.contains(key)) << key;
+  }
+  ASSERT_EQ(summary["classes"].size(), 2u);
+  EXPECT_EQ(summary["classes"][0]["name"], "big");
+  double cost = 0;
+  cost += 3.5 * 2 * summary["classes"][0]["replica_hours"].get<double>();
+  cost += 1.0 * 1 * summary["classes"][1]["replica_hours"].get<double>();
+  EXPECT_NEAR(summary["cost_usd"].get<double>(), cost, 1e-12);
+  EXPECT_GE(summary["scale_ups"].get<int>(), 1);  // 40 requests on a target of 1 a replica
+  const std::string csv = test::read_file(dir_ / "fleet" / "requests.csv");
+  EXPECT_THAT(csv.substr(0, csv.find('\n')), ::testing::EndsWith(",rejected,replica_class"));
+  EXPECT_THAT(csv, HasSubstr(",big\n"));
+  EXPECT_THAT(csv, HasSubstr(",small\n"));
+}
+
+TEST_F(FleetRun, ItsOwnSettingsFileReproducesIt) {
+  ASSERT_EQ(run(kFleet, "first", {"--recorded"}).status, 0);
+  const std::string written = test::read_file(dir_ / "first" / "settings.json");
+  const test::CliResult again = run(written, "again");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir_ / "first" / "requests.csv"),
+            test::read_file(dir_ / "again" / "requests.csv"));
+}
+
+TEST_F(FleetRun, RefusedSettingsNameTheKey) {
+  struct Case {
+    const char* name;
+    std::string settings;
+    std::vector<std::string> extra;
+    std::string has;
+  };
+  const std::string fleet_of = R"({"server": {"kind": "batching"}, "batching": {"fleet": )";
+  const Case cases[] = {
+      {"replicas beside a fleet", kFleet, {"--replicas", "3"}, "batching.fleet"},
+      {"a class key misspelt",
+       fleet_of + R"([{"name": "a", "kv_block": 10}]}})",
+       {},
+       "batching.fleet[0].kv_block: not a key of a replica class (did you mean 'kv_blocks'?)"},
+      {"a fleet-wide knob in a class",
+       fleet_of + R"([{"name": "a", "router": "prefix"}]}})",
+       {},
+       "batching.fleet[0].router: not a key of a replica class"},
+      {"two classes of one name",
+       fleet_of + R"([{"name": "a"}, {"name": "a"}]}})",
+       {},
+       "batching.fleet[1].name: 'a' names two classes"},
+      {"autoscale without max",
+       fleet_of + R"([{"name": "a", "autoscale": {"min": 1}}]}})",
+       {},
+       "batching.fleet[0].autoscale.max: missing"},
+      {"replicas outside min and max",
+       fleet_of + R"([{"name": "a", "replicas": 5, "autoscale": {"min": 1, "max": 2}}]}})",
+       {},
+       "need min <= replicas <= max"},
+      {"a class whose S exceeds its Tb",
+       fleet_of + R"([{"name": "a", "max_num_seqs": 900, "max_num_batched_tokens": 512}]}})",
+       {},
+       "batching.fleet[0] (a)"},
+      {"lockstep with two classes",
+       R"({"server": {"kind": "batching"}, "batching": {"lockstep": true,
+           "fleet": [{"name": "a"}, {"name": "b"}]}})",
+       {},
+       "lockstep needs a fleet of one class"},
+      {"a price without a fleet",
+       R"({"server": {"kind": "batching"}, "batching": {"price_per_gpu_hour": 2}})",
+       {},
+       "batching.gpus, batching.price_per_gpu_hour"},
+      {"a preset that does not exist",
+       fleet_of + R"([{"name": "a", "preset": "no-such-gpu"}]}})",
+       {},
+       "no-such-gpu"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string folder = "refused" + std::to_string(i++);
+    const test::CliResult r = run(c.settings, folder, c.extra);
+    EXPECT_NE(r.status, 0);
+    EXPECT_THAT(r.err, HasSubstr(c.has));
+    EXPECT_FALSE(std::filesystem::exists(dir_ / folder / "summary.json"));
+  }
+}
+
+TEST_F(FleetRun, AClassTakesItsPresetsKnobsAndGpus) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
+             {"name": "l40s", "preset": "l40s-llama-3.1-70b", "price_per_gpu_hour": 1}]}})",
+                                "preset", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "preset" / "summary.json"));
+  // The 70B preset runs on 4 GPUs a replica (its tensor parallelism).
+  EXPECT_NEAR(summary["gpu_hours"].get<double>(), 4 * summary["replica_hours"].get<double>(),
+              1e-12);
+}
+
+}  // namespace
+}  // namespace infersim
