@@ -77,6 +77,10 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
   set_setting(settings, "trace.path", vm["trace"].as<std::string>(), "", "--trace");
   settings.trace_sha256.reset();
   validate_settings(settings, "");
+  if (settings.fleet) {
+    throw InputError(settings.fleet_source, 0, "batching.fleet",
+                     "calibrate fits one engine's step costs: leave batching.fleet out");
+  }
   const std::string measured = vm["measured"].as<std::string>();
   const std::string output =
       vm.count("output")

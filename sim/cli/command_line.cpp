@@ -185,6 +185,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   // recorded mode at the engine's arrivals, with no network (the measured
   // instants are the engine's).
   if (vm.count("measured")) refuse_folder_without_requests(vm["measured"].as<std::string>());
+  if (vm.count("measured") && settings.fleet) {
+    throw InputError(settings.fleet_source, 0, "batching.fleet",
+                     "a measured run is replayed on the engine it ran on, not on a fleet: leave "
+                     "batching.fleet out with --measured");
+  }
   const bool measured_batching = vm.count("measured") && settings.server_kind == "batching";
   if (vm.count("measured") && !measured_batching &&
       is_measured_run_folder(vm["measured"].as<std::string>())) {

@@ -115,6 +115,13 @@ std::string figure_label(const std::string& key, const std::string& kind) {
       {"steps", "Steps", nullptr},
       {"avg_batch_requests", "Batch size, mean (requests a step)", nullptr},
       {"kv_peak_utilization", "KV cache use, peak", nullptr},
+      {"replica_hours", "Replica-hours provisioned", nullptr},
+      {"gpu_hours", "GPU-hours provisioned", nullptr},
+      {"cost_usd", "Cost of the run ($)", nullptr},
+      {"usd_per_million_tokens", "Cost a million tokens served ($)", nullptr},
+      {"peak_replicas", "Replicas provisioned, peak", nullptr},
+      {"scale_ups", "Replicas started by the autoscaler", nullptr},
+      {"scale_downs", "Replicas the autoscaler let go", nullptr},
   };
   for (const Name& n : kNames) {
     if (key == n.key) return batching(kind) && n.batching != nullptr ? n.batching : n.edge;
@@ -136,7 +143,8 @@ std::string figure_label(const std::string& key, const std::string& kind) {
 FigureUnit figure_unit(const std::string& key) {
   for (const char* count :
        {"requests", "dropped", "rejected", "deadline_met", "deadline_missed",
-        "max_concurrent_requests", "good_requests", "preemptions", "evicted_blocks", "steps"}) {
+        "max_concurrent_requests", "good_requests", "preemptions", "evicted_blocks", "steps",
+        "peak_replicas", "scale_ups", "scale_downs"}) {
     if (key == count) return FigureUnit::kCount;
   }
   for (const char* share : {"success_rate", "utilization", "prefix_hit_rate", "kv_peak_utilization",
@@ -264,7 +272,8 @@ std::vector<FigureRow> comparison_rows(const ModeResult& first) {
     keys.emplace_back(key);
   if (batching(kind)) {
     for (const char* key : {"prefix_hit_rate", "preemptions", "evicted_blocks",
-                            "kv_peak_utilization", "avg_batch_requests"}) {
+                            "kv_peak_utilization", "avg_batch_requests", "replica_hours",
+                            "peak_replicas", "scale_ups", "cost_usd", "usd_per_million_tokens"}) {
       keys.emplace_back(key);
     }
   }

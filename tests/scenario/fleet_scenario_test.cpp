@@ -143,6 +143,19 @@ TEST_F(FleetRun, RefusedSettingsNameTheKey) {
   }
 }
 
+// The example of settings/README.md runs as it is and prices its classes.
+TEST_F(FleetRun, TheCommittedExampleRuns) {
+  const std::string example = (test::source_dir() / "settings" / "fleet_h100_l40s.json").string();
+  const test::CliResult r =
+      test::run_cli({"run", "--settings", example, "--trace", trace_, "--recorded", "--plots",
+                     "none", "--output", (dir_ / "example").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Cost of the run ($)"));
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "example" / "summary.json"));
+  ASSERT_EQ(summary["classes"].size(), 2u);
+  EXPECT_GT(summary["cost_usd"].get<double>(), 0);
+}
+
 TEST_F(FleetRun, AClassTakesItsPresetsKnobsAndGpus) {
   const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
              {"name": "l40s", "preset": "l40s-llama-3.1-70b", "price_per_gpu_hour": 1}]}})",
