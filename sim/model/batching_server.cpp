@@ -38,6 +38,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
       if (s < cls.replicas) {
         r.state = State::kActive;
         r.since = SimTime::zero();
+        r.active_from = SimTime::zero();
         r.scheduler = std::make_unique<ReplicaScheduler>(index, cls.knobs, requests_);
       }
     }
@@ -281,6 +282,7 @@ void BatchingServer::start_replica(std::uint32_t slot, SimTime now) {
   Replica& r = replicas_[slot];
   r.state = State::kStarting;
   r.since = now;
+  r.active_from.reset();
   ++r.generation;
   ++scale_ups_;
   // A start-up of 0 makes it active at the next instant (section 13.4).
@@ -293,6 +295,7 @@ void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
   Replica& r = replicas_[slot];
   if (r.state != State::kStarting || r.generation != generation) return;  // it went first
   r.state = State::kActive;
+  r.active_from = context_->now();
   r.scheduler = std::make_unique<ReplicaScheduler>(slot, classes_[r.cls].knobs, requests_);
   rebuild_active();
 }
@@ -319,6 +322,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
   } else {
     gone.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
   }
+  if (fleet_) spans_.push_back({slot, r.cls, r.since, r.active_from, now});
   const bool was_active = r.state == State::kActive;
   r.state = State::kAbsent;
   r.scheduler.reset();
@@ -487,6 +491,13 @@ ServerUsage BatchingServer::usage(SimTime end) const {
   }
   for (const Replica& r : replicas_)
     usage.unit_class.push_back(classes_[r.cls].name);
+  usage.spans = spans_;
+  for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& r = replicas_[i];
+    if (r.state != State::kAbsent) usage.spans.push_back({i, r.cls, r.since, r.active_from, end});
+  }
+  for (const ReplicaClass& cls : classes_)
+    usage.class_idle_w.push_back(cls.knobs.gpu_idle_w);
   usage.figures.push_back({"replica_hours", replica_hours, false});
   usage.figures.push_back({"gpu_hours", gpu_hours, false});
   usage.figures.push_back({"cost_usd", cost, false});

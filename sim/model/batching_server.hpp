@@ -67,6 +67,7 @@ class BatchingServer final : public ServerModel {
     State state = State::kAbsent;
     std::uint32_t generation = 0;  // bumped at each start, so a stale activation is ignored
     SimTime since;                 // provisioned from (its start)
+    std::optional<SimTime> active_from;
     std::unique_ptr<ReplicaScheduler> scheduler;
   };
   // What replicas that went absent leave behind, per class and in all.
@@ -127,7 +128,8 @@ class BatchingServer final : public ServerModel {
   std::vector<std::deque<std::pair<SimTime, std::int64_t>>> desired_;
   SimTime evaluation_at_ = SimTime::ns(-1);  // the evaluation event scheduled
 
-  std::vector<ClassTotals> gone_;  // per class, of replicas gone absent
+  std::vector<ClassTotals> gone_;   // per class, of replicas gone absent
+  std::vector<ReplicaSpan> spans_;  // of replicas gone absent (a fleet's)
   std::uint64_t gone_preemptions_ = 0, gone_evicted_ = 0, gone_admissions_ = 0;
   std::uint64_t gone_tokens_ = 0, gone_hits_ = 0;
   double gone_kv_peak_ = 0;  // the largest peak share of K among them

@@ -102,6 +102,16 @@ struct ClassUsage {
   double cost_usd = 0;
 };
 
+// A fleet replica's life (BATCHING.md section 11): provisioned over
+// [from, to), active from `active_from` (none: it went before it served).
+struct ReplicaSpan {
+  std::uint32_t unit = 0;
+  std::uint32_t cls = 0;
+  SimTime from;
+  std::optional<SimTime> active_from;
+  SimTime to;
+};
+
 // What a server used over a run that ended at `end`.
 struct ServerUsage {
   std::string unit;  // what it is made of: "core", "replica"
@@ -117,6 +127,9 @@ struct ServerUsage {
   // A fleet's: each unit's class by index, and each class's figures.
   std::vector<std::string> unit_class;
   std::vector<ClassUsage> classes;
+  // A fleet's replicas' lives, and each class's idle power (W a replica).
+  std::vector<ReplicaSpan> spans;
+  std::vector<double> class_idle_w;
   std::vector<ServerFigure> figures;
   // What refuses a request on arrival, in words ("" when nothing does): the
   // batching server's longest request and the knobs that set it.

@@ -594,6 +594,25 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
                           "",
                           std::nullopt}));
   out.push_back(miss_plot(series, slice_s));
+  if (series.front().result->time_series.fleet) {
+    // A fleet's replicas over time beside each mode (BATCHING.md section 11).
+    out.push_back(slice_plot(
+        series,
+        {"fleet_replicas",
+         "Replicas provisioned (solid) and active (dotted)",
+         "replicas",
+         {"column(\"replicas_provisioned_mean\")", "",
+          [](const ModeResult&, const TimeSlice& s) { return s.replicas_provisioned_mean; }},
+         "The fleet's replicas a " + shortest(slice_s) +
+             " s slice, time-weighted: provisioned (billed: starting, active or draining; solid) "
+             "and active (routed to; dotted). An autoscaler that keeps up with Poisson arrivals "
+             "and lags a recorded burst shows here beside the queue and the TTFT p99.",
+         "",
+         SliceColumn{"column(\"replicas_active_mean\")", "",
+                     [](const ModeResult&, const TimeSlice& s) { return s.replicas_active_mean; }},
+         ", active",
+         std::nullopt}));
+  }
   for (const Series& s : series) {
     if (!s.result->replica_series.empty()) out.push_back(replicas_plot(s, slice_s));
   }

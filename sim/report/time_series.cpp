@@ -66,9 +66,20 @@ void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw:
   raw(last).*whole -= weight;
 }
 
-void TimeSeriesCollector::on_busy(std::uint32_t, SimTime from, SimTime to) {
+void TimeSeriesCollector::on_busy(std::uint32_t unit, SimTime from, SimTime to) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   const std::int64_t a = from.count_ns(), b = to.count_ns();
+  if (!unit_dynamic_w_.empty() && b > a) {
+    // A fleet's busy energy, slice by slice (a step rarely spans two).
+    const std::int64_t s = slice_.count_ns();
+    const double w = unit_dynamic_w_.at(unit);
+    for (std::int64_t j = a / s; j * s < b; ++j) {
+      const std::int64_t lo = std::max(a, j * s), hi = std::min(b, (j + 1) * s);
+      const auto k = static_cast<std::size_t>(std::min<std::int64_t>(j, kMaxSlices));
+      if (dynamic_ws_.size() <= k) dynamic_ws_.resize(k + 1, 0.0);
+      dynamic_ws_[k] += w * static_cast<double>(hi - lo);
+    }
+  }
   if (b > a) {
     const std::size_t j = slice_of(a);
     if (slice_of(b) == j) {
@@ -252,6 +263,25 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
   TimeSeries series;
   series.slice = slice_;
   series.unit = usage.unit;
+  series.fleet = !usage.spans.empty();
+  // A fleet's replicas provisioned and active, and their idle energy, a slice.
+  std::vector<double> provisioned_ns(count, 0), active_ns(count, 0), idle_ws(count, 0);
+  for (const ReplicaSpan& span : usage.spans) {
+    const auto add = [&](std::int64_t from, std::int64_t to, std::vector<double>& into,
+                         double weight) {
+      if (to <= from) return;
+      for (std::int64_t j = from / s; j * s < to && static_cast<std::uint64_t>(j) < count; ++j) {
+        const std::int64_t lo = std::max(from, j * s);
+        const std::int64_t hi =
+            static_cast<std::uint64_t>(j) + 1 == count ? to : std::min(to, (j + 1) * s);
+        into[static_cast<std::size_t>(j)] += weight * static_cast<double>(hi - lo);
+      }
+    };
+    const std::int64_t to = std::min(span.to.count_ns(), end_ns);
+    add(span.from.count_ns(), to, provisioned_ns, 1);
+    add(span.from.count_ns(), to, idle_ws, usage.class_idle_w.at(span.cls));
+    if (span.active_from) add(span.active_from->count_ns(), to, active_ns, 1);
+  }
   series.steps = steps_;
   const double units = usage.units;
   series.slices.resize(count);
@@ -331,6 +361,13 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
       out.queue_len_mean = static_cast<double>(queued_ns[k]) / length;
       out.busy_cores_mean = static_cast<double>(busy) / length;
       out.utilization = static_cast<double>(busy) / (length * units);
+      if (series.fleet) {
+        out.replicas_provisioned_mean = provisioned_ns[k] / length;
+        out.replicas_active_mean = active_ns[k] / length;
+        out.utilization = provisioned_ns[k] > 0
+                              ? std::optional<double>(static_cast<double>(busy) / provisioned_ns[k])
+                              : std::nullopt;
+      }
       if (steps_) {
         out.running_mean = static_cast<double>(running_ns[k]) / length;
         out.waiting_mean = static_cast<double>(waiting_ns[k]) / length;
@@ -340,8 +377,21 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
     if (admitted[k] > 0) {
       out.prefix_hit_rate = static_cast<double>(hits[k]) / static_cast<double>(admitted[k]);
     }
-    out.energy_wh = server.energy_wh(Duration::ns(length_ns), Duration::ns(busy)) +
-                    radio.radio_wh(request_bits[k], result_bits[k]);
+    if (series.fleet) {
+      // Slices past the last busy one (kMaxSlices at most) hold no busy energy.
+      double dynamic = 0;
+      if (k + 1 == count) {
+        for (std::size_t j = k; j < dynamic_ws_.size(); ++j)
+          dynamic += dynamic_ws_[j];
+      } else if (k < dynamic_ws_.size()) {
+        dynamic = dynamic_ws_[k];
+      }
+      out.energy_wh =
+          (idle_ws[k] + dynamic) / 1e9 / 3600 + radio.radio_wh(request_bits[k], result_bits[k]);
+    } else {
+      out.energy_wh = server.energy_wh(Duration::ns(length_ns), Duration::ns(busy)) +
+                      radio.radio_wh(request_bits[k], result_bits[k]);
+    }
   }
   return series;
 }
@@ -353,7 +403,7 @@ std::string time_series_csv_header(const TimeSeries& series) {
          (series.steps ? ",running_mean,waiting_mean,kv_blocks_used_mean,steps,scheduled_tokens,"
                          "preemptions,prefix_hit_rate"
                        : "") +
-         ",ttft_p99_s";
+         ",ttft_p99_s" + (series.fleet ? ",replicas_provisioned_mean,replicas_active_mean" : "");
 }
 
 std::string time_series_csv(const TimeSeries& series) {
@@ -390,6 +440,10 @@ std::string time_series_csv(const TimeSeries& series) {
       real(s.prefix_hit_rate);
     }
     real(s.ttft_p99_s);
+    if (series.fleet) {
+      real(s.replicas_provisioned_mean);
+      real(s.replicas_active_mean);
+    }
     out += '\n';
   }
   return out;

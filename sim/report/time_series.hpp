@@ -29,7 +29,11 @@ struct TimeSlice {
   std::optional<double> queue_len_mean;
   std::uint64_t queue_len_max = 0;
   std::optional<double> busy_cores_mean;  // busy units (cores, replicas), time-weighted
-  std::optional<double> utilization;      // busy unit-time / (units * slice length)
+  // A fleet's replicas provisioned and active, time-weighted (BATCHING.md
+  // section 11); none without a fleet.
+  std::optional<double> replicas_provisioned_mean;
+  std::optional<double> replicas_active_mean;
+  std::optional<double> utilization;  // busy unit-time / (units * slice length)
   // The server's energy over the slice (ServerModel::energy_wh of its length
   // and busy unit-time) and the radio energy of the requests arriving in it.
   double energy_wh = 0;
@@ -57,6 +61,7 @@ struct TimeSeries {
   std::string unit = "core";  // what the server is made of (busy_<unit>s_mean)
   bool steps = false;         // the server told its steps: the step columns exist
   std::vector<TimeSlice> slices;
+  bool fleet = false;  // replicas_provisioned_mean and replicas_active_mean exist
 };
 
 // At most this many slices a run; a finer slice is refused.
@@ -76,6 +81,10 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 class TimeSeriesCollector : public RequestObserver, public ServerObserver {
  public:
   explicit TimeSeriesCollector(Duration slice);
+  // A fleet's (BATCHING.md section 11): each unit's dynamic power (max minus
+  // idle, W), so that a slice's energy counts each replica's busy time at
+  // its class's power; its idle part comes from ServerUsage::spans.
+  void set_unit_dynamic_w(std::vector<double> watts) { unit_dynamic_w_ = std::move(watts); }
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
   void on_busy(std::uint32_t unit, SimTime from, SimTime to) override;
   void on_step(const StepRecord& step) override;
@@ -124,6 +133,8 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
     bool ttft_final = false;  // ttft_p99_s is known
     std::optional<double> ttft_p99_s;
   };
+  std::vector<double> unit_dynamic_w_;
+  std::vector<double> dynamic_ws_;  // a fleet's: busy W·ns a slice
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
   std::size_t slice_of(std::int64_t t);

@@ -113,6 +113,14 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
+  if (batching && settings.fleet) {
+    std::vector<double> watts;
+    for (const ReplicaClass& c : fleet_classes(settings)) {
+      for (std::int64_t i = 0; i < c.slots(); ++i)
+        watts.push_back(c.knobs.gpu_max_w - c.knobs.gpu_idle_w);
+    }
+    series.set_unit_dynamic_w(std::move(watts));
+  }
   ReplicaSeriesCollector replicas(Duration::from_seconds(settings.slice_duration_s),
                                   batching ? replica_slots(settings) : 0);
   RequestLog log(keep_requests ? result.tasks.size() : 0, batching);

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,30 @@ TEST_F(FleetRun, WritesTheBillTheClassesAndEachRequestsClass) {
   EXPECT_THAT(csv.substr(0, csv.find('\n')), ::testing::EndsWith(",rejected,replica_class"));
   EXPECT_THAT(csv, HasSubstr(",big\n"));
   EXPECT_THAT(csv, HasSubstr(",small\n"));
+
+  // The time series: replicas provisioned and active a slice, and a slice's
+  // energy at each class's power, summing to the run's.
+  const std::string series = test::read_file(dir_ / "fleet" / "timeseries.csv");
+  EXPECT_THAT(series.substr(0, series.find('\n')),
+              ::testing::EndsWith(",ttft_p99_s,replicas_provisioned_mean,replicas_active_mean"));
+  std::istringstream lines(series);
+  std::string line;
+  std::getline(lines, line);
+  double energy = 0, most = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');)
+      cells.push_back(cell);
+    ASSERT_GE(cells.size(), 12u);
+    energy += std::stod(cells[9]);
+    most = std::max(most, std::stod(cells[cells.size() - 2]));
+  }
+  EXPECT_NEAR(energy, summary["energy_wh"].get<double>(), 1e-9 * energy);
+  // Time-weighted means: at most the peak, and above the 2 replicas at 0 once
+  // the autoscaler has started one.
+  EXPECT_LE(most, summary["peak_replicas"].get<double>());
+  EXPECT_GT(most, 2);
 }
 
 TEST_F(FleetRun, ItsOwnSettingsFileReproducesIt) {
