@@ -198,6 +198,56 @@ TEST(Fleet, ScaleUpWithStartUpAndDrainWithTheBillByHand) {
   EXPECT_EQ(u.unit_class, (std::vector<std::string>{"gpu", "gpu"}));
 }
 
+// Worked by hand: a replica told to go while it serves drains. Two replicas
+// at 0, autoscaled from 1 to 2 every second on a target of 4; least-requests.
+//   r0 and r1 at 0 (4 + 2001 tokens) go to replicas 0 and 1: alone, a prefill
+//   step (1,004,000 ns), then 2000 decode steps of 1,010,000: 2,021,004,000.
+//   t = 1 s: load 2, desired 1, floor 1 < 2: replica 1 (the highest) holds r1
+//   and drains: routed nothing more, it steps on.
+//   r2 at 1.2 s (4 + 1) goes to replica 0, the only active one: it joins the
+//   step after the one running then (ends 1,200,884,000), a step of r0's
+//   decode and r2's 4 prefill tokens, 1,014,000 ns: r2 done at 1,201,898,000
+//   and r0 at 2,021,008,000, 4,000 ns later than alone.
+//   r1 finishes at 2,021,004,000: replica 1 becomes absent then.
+//   t = 2 s: load 1 (replica 0), desired 1 = current: nothing. t = 3 s: the
+//   evaluations end.
+// Provisioned: 3 s + 2.021004 s; busy: both replicas from 0 to their last
+// finish.
+TEST(Fleet, ADrainingReplicaServesWhatItHoldsAndIsBilledUntilThen) {
+  BatchingKnobs knobs = small(2000);
+  knobs.router = RouterKind::kLeastRequests;
+  ReplicaClass cls;
+  cls.replicas = 2;
+  cls.knobs = knobs;
+  cls.autoscale = Autoscale{};
+  cls.autoscale->min = 1;
+  cls.autoscale->max = 2;
+  cls.autoscale->interval = Duration::ns(1'000'000'000);
+  cls.autoscale->target_requests = 4;
+  cls.autoscale->startup = Duration::ns(500'000'000);
+  cls.autoscale->scale_down_delay = Duration::zero();
+  BatchingServer server(knobs, {cls});
+  ServerHarness harness(server);
+  harness.run({fed(0, 4, 2001), fed(0, 4, 2001), fed(1'200'000'000, 4, 1)});
+  const auto& r = harness.reports;
+  EXPECT_EQ(r[0].unit, 0u);
+  EXPECT_EQ(r[1].unit, 1u);
+  EXPECT_EQ(r[2].unit, 0u);  // not to the draining replica, though it holds fewer
+  EXPECT_EQ(r[2].finish, SimTime::ns(1'201'898'000));
+  EXPECT_EQ(r[0].finish, SimTime::ns(2'021'008'000));
+  EXPECT_EQ(r[1].finish, SimTime::ns(2'021'004'000));
+  EXPECT_EQ(harness.end, SimTime::ns(3'000'000'000));
+  const ServerUsage u = server.usage(harness.end);
+  EXPECT_EQ(u.provisioned, Duration::ns(3'000'000'000 + 2'021'004'000));
+  EXPECT_EQ(u.busy, Duration::ns(std::int64_t{2'021'008'000} + 2'021'004'000));
+  EXPECT_EQ(figure(u, "scale_ups"), 0);
+  EXPECT_EQ(figure(u, "scale_downs"), 1);
+  EXPECT_EQ(figure(u, "peak_replicas"), 2);
+  ASSERT_EQ(u.spans.size(), 2u);
+  EXPECT_EQ(u.spans[0].unit, 1u);  // the drained one, closed first
+  EXPECT_EQ(u.spans[0].to, SimTime::ns(2'021'004'000));
+}
+
 // A replica that would become active after it was told to go never serves:
 // scaled up at 1 s (start-up 10 s), down at 3 s while still starting.
 TEST(Fleet, AStartingReplicaGoesFirstAndNeverServes) {
