@@ -77,7 +77,8 @@ inline std::string published_trace(const std::string& name) {
 inline std::string measured_path(const std::string& name) {
   const auto path = source_dir() / "trace" / "measured" / name;
   if (!std::filesystem::exists(path)) {
-    ADD_FAILURE() << path << " is missing: run trace/measured/fetch (see examples/validate_vllm/README.md)";
+    ADD_FAILURE() << path
+                  << " is missing: run trace/measured/fetch (see examples/validate_vllm/README.md)";
   }
   return path.string();
 }

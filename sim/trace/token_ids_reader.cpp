@@ -21,7 +21,7 @@ std::size_t ChainedBlockIds::KeyHash::operator()(const Key& key) const {
 }
 
 std::uint32_t ChainedBlockIds::id_of(std::uint32_t previous,
-                                  std::span<const std::uint32_t, kTokenIdBlockTokens> tokens) {
+                                     std::span<const std::uint32_t, kTokenIdBlockTokens> tokens) {
   Key key;
   key[0] = previous;
   std::copy(tokens.begin(), tokens.end(), key.begin() + 1);

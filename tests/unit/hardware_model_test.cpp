@@ -23,7 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-
 HardwareCatalog shipped() {
   return load_hardware((test::source_dir() / "settings" / "hardware").string());
 }

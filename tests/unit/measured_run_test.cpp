@@ -168,7 +168,8 @@ TEST(MeasuredRunReader, EngineSetupSaysWhatItAssumes) {
   // A knob given by a flag keeps its value and is said to be given.
   BatchingKnobs base;
   base.async_scheduling = false;
-  const EngineSetup g = engine_setup(dense, base, {.flags = {"batching.async_scheduling"}, .files = {}});
+  const EngineSetup g =
+      engine_setup(dense, base, {.flags = {"batching.async_scheduling"}, .files = {}});
   EXPECT_FALSE(g.knobs.async_scheduling);
   EXPECT_TRUE(has_line(g.facts, "async_scheduling = off (flag)"));
 }
