@@ -512,8 +512,8 @@ ServerUsage BatchingServer::usage(SimTime end) const {
 }
 
 double BatchingServer::energy_wh(Duration length, Duration busy) const {
-  // A fleet's slices take every slot as provisioned at the first class's power
-  // (sim/README.md, Known debts); without one this is section 9's exactly.
+  // Section 9's, for a run without a fleet; a fleet's slices are worked out
+  // from its replicas' spans and their classes' power (report/time_series).
   const BatchingKnobs& k = classes_.front().knobs;
   return (static_cast<double>(replicas_.size()) * k.gpu_idle_w * length.seconds() +
           (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
