@@ -3,7 +3,9 @@
 #include <boost/program_options.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -15,6 +17,7 @@
 #include "report/run_folder.hpp"
 #include "report/sweep_plots.hpp"
 #include "scenario/capacity.hpp"
+#include "scenario/fleet_search.hpp"
 #include "scenario/sweep.hpp"
 
 namespace infersim {
@@ -26,6 +29,8 @@ namespace {
 constexpr const char* kCapacityUsage =
     "usage: infersim capacity --target EXPR --vary KNOB [--min A --max B] [--tolerance T]\n"
     "                         [--modes recorded,retimed,synthetic] [run options]\n"
+    "       infersim capacity --target EXPR --vary fleet --settings FLEET.json\n"
+    "                         [--min A --max B] [--exhaustive] [--modes ...] [run options]\n"
     "\n"
     "Finds, by bisection, the smallest KNOB value whose run meets the target, for each\n"
     "mode apart. EXPR is KEY OP NUMBER (OP one of >= <= > < ==) over summary.json's\n"
@@ -33,7 +38,12 @@ constexpr const char* kCapacityUsage =
     "--min/--max default to 1 and 1024 for cores and replicas and are required for\n"
     "other knobs. Writes capacity.json (the answers and every run), capacity.csv (a\n"
     "row a run) and plots/ (--plots none for none); exits with status 4 when a mode\n"
-    "finds no value that meets the target.\n";
+    "finds no value that meets the target.\n"
+    "\n"
+    "--vary fleet finds the cheapest fleet, in $ an hour, of the settings' batching.fleet\n"
+    "classes (each at A to B replicas, 0 and 16 by default; 0 leaves a class out) whose\n"
+    "run meets the target: it runs the fleets in order of cost and stops at the first\n"
+    "that meets it; --exhaustive runs the whole grid.\n";
 
 constexpr const char* kDefaultModes = "recorded,synthetic";
 
@@ -43,6 +53,154 @@ constexpr int kNoAnswerStatus = 4;
 // The knobs with a default range, 1 to 1024: the units of a server.
 bool has_default_range(const std::string& knob) {
   return knob == "cores" || knob == "replicas";
+}
+
+// Dollars with two decimals: "12.50".
+std::string money_text(double usd) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", usd);
+  return text;
+}
+
+using Given = std::function<std::optional<std::string>(const char*)>;
+
+// capacity --vary fleet: the cheapest fleet of the settings' classes.
+int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& given,
+                       std::ostream& out, std::ostream& err) {
+  if (vm.count("tolerance")) {
+    throw InputError("", 0, "--tolerance", "bisects a real knob; --vary fleet counts replicas");
+  }
+  refuse_batching_knobs_elsewhere(vm, base, {}, {});
+  const std::optional<std::string> target_text = given("target");
+  if (!target_text) {
+    throw InputError("", 0, "--target", "give the target, e.g. --target ttft_p99_s<=2");
+  }
+  const Target target = parse_target(*target_text, summary_keys(base));
+  const KnobFlag count{"replicas", "", "", KnobFlag::kWhole};
+  std::int64_t bounds[2] = {0, 16};
+  for (int b = 0; b < 2; ++b) {
+    const char* name = b == 0 ? "min" : "max";
+    if (const std::optional<std::string> text = given(name)) {
+      try {
+        bounds[b] = flag_value(count, *text).get<std::int64_t>();
+      } catch (const InputError& e) {
+        throw InputError(std::string("--") + name + ": " + e.what());
+      }
+      if (bounds[b] < 0 || bounds[b] > 4096) {
+        throw InputError("", 0, std::string("--") + name,
+                         "a class's count lies from 0 to 4096, got " + *text);
+      }
+    }
+  }
+  FleetSearch search = fleet_search_of(base, bounds[0], bounds[1], target);
+  search.exhaustive =
+      vm.count("exhaustive") || (given("exhaustive") && *given("exhaustive") == "true");
+  const std::vector<std::string> modes = parse_modes(given("modes").value_or(kDefaultModes));
+  base.mode = sweep_run_mode(modes);
+  validate_settings(base, "");
+  const unsigned threads = threads_from(vm);
+
+  RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "capacity",
+                                        vm.count("force"), folder_name(vm));
+  const LoadedTrace loaded = load_and_warn(base, err);
+  std::string classes;
+  for (const FleetSearchClass& c : search.classes) {
+    classes += (classes.empty() ? "" : ", ") + c.name + " ($" + money_text(c.usd_per_replica_hour) +
+               " a replica-hour)";
+  }
+  out << "Capacity: the cheapest fleet of " << classes << ", " << bounds[0] << " to " << bounds[1]
+      << " replicas a class, whose run meets " << search.target.text << ", "
+      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
+      << std::flush;
+
+  std::vector<FleetSearchResult> results(modes.size());
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
+                        fleet_search_max_runs(search) * modes.size(), true);
+  std::atomic<std::size_t> runs{0};
+  const auto search_mode = [&](std::size_t m) {
+    try {
+      results[m] = find_cheapest_fleet(search, base, modes[m], loaded.trace,
+                                       [&](const FleetProbe&) { progress.update(++runs); });
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t m = 1; m < modes.size(); ++m) {
+    if (threads > 1) workers.emplace_back(search_mode, m);
+  }
+  search_mode(0);
+  for (std::thread& t : workers)
+    t.join();
+  for (std::size_t m = 1; m < modes.size() && threads == 1; ++m)
+    search_mode(m);
+  if (failure) std::rethrow_exception(failure);
+  progress.finish();
+
+  nlohmann::ordered_json document;
+  bool every_mode_answered = true;
+  for (std::size_t m = 0; m < modes.size(); ++m) {
+    const FleetSearchResult& r = results[m];
+    std::string mode = modes[m];
+    mode.resize(10, ' ');
+    out << mode;
+    if (r.cheapest) {
+      const FleetProbe& p = r.probes[*r.cheapest];
+      out << fleet_text(search, p.counts) << "  $" << money_text(p.usd_per_hour) << " an hour, "
+          << figure_text(p.summary, "usd_per_million_tokens");
+      for (const std::string& key : search.target.keys())
+        out << "  " << figure_text(p.summary, key);
+    } else {
+      out << "not found: " << r.reason;
+      every_mode_answered = false;
+    }
+    out << "  (" << r.probes.size() << " of " << r.grid << " fleets run, " << r.method << ")\n";
+    document[modes[m]] = fleet_search_to_json(search, r);
+  }
+  bool some_mode_answered = false;
+  for (const FleetSearchResult& r : results)
+    some_mode_answered = some_mode_answered || r.cheapest;
+  if (some_mode_answered) {
+    out << "The cheapest: the least cost an hour among the fleets run that meet the target; "
+        << (search.exhaustive ? "every fleet of the grid was run."
+                              : "the fleets were run in order of cost, and every cheaper one "
+                                "failed (--exhaustive runs the fleets that cost more too).")
+        << '\n';
+  }
+
+  nlohmann::ordered_json settings = settings_document(base, loaded);
+  settings["capacity"] = {
+      {"target", search.target.text},    {"vary", "fleet"}, {"min", bounds[0]}, {"max", bounds[1]},
+      {"exhaustive", search.exhaustive}, {"modes", modes}};
+  add_meta(settings);
+  folder.create();
+  const std::string csv = fleet_search_csv(search, modes, results, summary_keys(base));
+  write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
+  write_file_atomically(folder.file("capacity.csv"), csv);
+  write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  if (base.plots == "svg") {
+    std::vector<CapacityPlotMode> plot_modes;
+    for (std::size_t m = 0; m < modes.size(); ++m) {
+      const FleetSearchResult& r = results[m];
+      plot_modes.push_back({modes[m], r.cheapest ? std::optional(r.probes[*r.cheapest].usd_per_hour)
+                                                 : std::nullopt});
+    }
+    const TargetClause& first = search.target.clauses.front();
+    write_plots(folder.path(),
+                {fleet_cost_plot_script(
+                    plot_modes, {first.key, comparison_text(first.comparison), first.value}, csv)},
+                err);
+  }
+  out << "Capacity folder: " << folder.path().string() << '\n';
+  if (!every_mode_answered) {
+    err << "capacity: no fleet of the grid meets " << search.target.text
+        << " in every mode (exit status " << kNoAnswerStatus << ")\n";
+    return kNoAnswerStatus;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -60,7 +218,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       "real knobs: stop when the bracket is within this fraction of the value (0.001)")(
       "modes", po::value<std::string>(),
       "some of recorded, retimed (the recorded requests at synthetic instants) and synthetic "
-      "(recorded,synthetic)");
+      "(recorded,synthetic)")("exhaustive", "--vary fleet: run every fleet of the grid");
   add_jobs_option(options);
   add_run_options(options);
   add_name_option(options, "capacity");
@@ -73,7 +231,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   json section;
   Settings base = base_settings(vm, "capacity", section);
   // A flag, else the capacity section of the settings file, else nothing.
-  const auto given = [&](const char* name) -> std::optional<std::string> {
+  const Given given = [&](const char* name) -> std::optional<std::string> {
     if (vm.count(name)) return text_of(vm, name);
     if (section.is_object() && section.contains(name) && !section[name].is_null()) {
       const json& v = section[name];
@@ -96,6 +254,12 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
     throw InputError("", 0, "--vary",
                      "capacity searches one knob by bisection: give --vary KNOB and its range "
                      "with --min and --max");
+  }
+  if (*knob_name == "fleet") {
+    return run_fleet_capacity(vm, base, given, out, err);
+  }
+  if (vm.count("exhaustive")) {
+    throw InputError("", 0, "--exhaustive", "sizes a fleet: give it with --vary fleet");
   }
   const KnobFlag& flag = numeric_knob(*knob_name, "--vary");
   refuse_fixed_and_varied(vm, flag, "--vary");

@@ -209,6 +209,7 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
       document.erase("capacity");
     }
     apply_settings_json(settings, document, path);
+    load_fleet_presets(settings);
   }
   for (const KnobFlag& flag : knob_flags()) {
     if (!vm.count(flag.flag)) continue;

@@ -418,6 +418,70 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
   return out;
 }
 
+PlotScript fleet_cost_plot_script(const std::vector<CapacityPlotMode>& modes,
+                                  const CapacityPlotBound& bound, const std::string& csv) {
+  const Table table(csv);
+  const std::string& key = bound.key;
+  const std::vector<double> values = column_numbers(table, key);
+  const bool log_y = !fraction(values) && wide_positive(values);
+  PlotScript p;
+  p.name = "fleet_cost";
+  p.title = "Fleets searched: cost an hour against " + key;
+  p.caption = "Every fleet the search ran, its cost an hour against " + key +
+              ", a colour a mode; a filled point met the target, an open one did not. The line "
+              "joins a mode's front, the fleets no other run beats on both cost and " +
+              key +
+              "; a vertical line marks the cost of each mode's cheapest fleet that meets the "
+              "target.";
+  p.script = header(p.name, p.title, "capacity.csv") +
+             "set xlabel \"cost of the fleet ($ an hour)\"\nset ylabel " +
+             quoted(figure_label(key, log_y)) +
+             "\n# Two tables a mode: each run's cost, figure and whether it met the target; "
+             "the front's cost and figure.\nset datafile separator comma\n";
+  std::vector<std::string> drawn;
+  int arrow = 0;
+  std::string answers;  // the answers' entries in the key
+  for (const CapacityPlotMode& mode : modes) {
+    const std::string& m = mode.mode;
+    if (!has_value(table, {{"mode", m}}, key)) continue;
+    drawn.push_back(m);
+    if (mode.answer) {
+      const std::string at = shortest(*mode.answer);
+      p.script += "set arrow " + std::to_string(++arrow) + " from first " + at +
+                  ", graph 0 to first " + at + ", graph 1 nohead lw 1.5 lc rgb \"" +
+                  mode_colour(m) + "\" dt " + mode_dash(m) + "\n";
+      answers += ", \\\n     NaN with lines lw 1.5 lc rgb \"" + std::string(mode_colour(m)) +
+                 "\" dt " + mode_dash(m) + " title " + quoted(m + " cheapest: $" + at + " an hour");
+    }
+    p.script += "set table $" + m + "\nplot 'capacity.csv' using \"usd_per_hour\":" + quoted(key) +
+                ":(strcol(\"met\") eq \"true\" ? 1 : 0) with table if (strcol(\"mode\") eq " +
+                quoted(m) + ")\n" + "set table $" + m +
+                "_front\nplot 'capacity.csv' using \"usd_per_hour\":" + quoted(key) +
+                " with table if (strcol(\"mode\") eq " + quoted(m) +
+                " && strcol(\"front\") eq \"true\")\n";
+  }
+  p.script += std::string("unset table\nset datafile separator whitespace\n") +
+              (log_y ? "set logscale y\n" : "") + "plot ";
+  bool first = true;
+  for (const std::string& m : drawn) {
+    const std::string colour = mode_colour(m);
+    const std::string t = "$" + m;
+    p.script += std::string(first ? "" : ", \\\n     ") + t +
+                "_front using 1:2 smooth unique with lines lw 2 lc rgb \"" + colour + "\" dt " +
+                mode_dash(m) + " title " + quoted(m + " front") + ", \\\n     " + t +
+                " using 1:($3 > 0 ? $2 : NaN) with points pt 7 ps 0.9 lc rgb \"" + colour +
+                "\" title " + quoted(m + ", met") + ", \\\n     " + t +
+                " using 1:($3 > 0 ? NaN : $2) with points pt 6 ps 0.9 lc rgb \"" + colour +
+                "\" title " + quoted(m + ", missed");
+    first = false;
+  }
+  p.script += ", \\\n     " + shortest(bound.value) +
+              " with lines lw 1 dt 3 lc rgb \"#666666\" title " +
+              quoted("target: " + key + bound.comparison + shortest(bound.value)) + answers +
+              "\nunset output\n";
+  return p;
+}
+
 void write_plots(const fs::path& folder, const std::vector<PlotScript>& scripts,
                  std::ostream& notices, const std::string& gnuplot) {
   if (scripts.empty()) return;

@@ -59,6 +59,16 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
                                               const std::vector<CapacityPlotBound>& bounds,
                                               const std::string& csv);
 
+// A fleet search's picture (scenario/fleet_search.hpp): every fleet run, its
+// cost an hour against the target's first figure (`bound`), a colour a mode,
+// filled points met the target and open ones did not; a line through each
+// mode's front (the runs no other beats on both), the bound a grey line and
+// each mode's answer (the cheapest fleet's cost an hour) a vertical line of the
+// mode's style. `csv` is the search's capacity.csv (mode, usd_per_hour, met,
+// front, the figures).
+PlotScript fleet_cost_plot_script(const std::vector<CapacityPlotMode>& modes,
+                                  const CapacityPlotBound& bound, const std::string& csv);
+
 // Writes the scripts into `folder`/plots and renders them (render_plots); says
 // on `notices` when some were not rendered. Throws OutputError when a script
 // cannot be written.

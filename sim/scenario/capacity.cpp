@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
+#include "model/replica_class.hpp"
 #include "model/step_cost.hpp"
 #include "report/figure_text.hpp"
 #include "report/number_format.hpp"
@@ -262,34 +264,47 @@ std::optional<double> ttft_percentile(const std::string& key) {
   return std::stod(digits) / std::pow(10.0, static_cast<double>(digits.size()));
 }
 
-// Why a TTFT target cannot be met by any count of batching replicas: each
-// request's prefill on a replica of its own, in steps of at most
-// max_num_batched_tokens tokens (model/step_cost.hpp), plus the network's
-// latency up and down, is a lower bound on its TTFT; when that bound's
-// percentile is already past the target, more replicas cannot help. "" when
-// it is not (or the server does not batch).
+}  // namespace
+
+// Each request's prefill on an idle replica of its own (of the class that
+// prefills it soonest, in a fleet), in steps of at most max_num_batched_tokens
+// tokens (model/step_cost.hpp), plus the network's latency up and down, is a
+// lower bound on its TTFT.
 std::string idle_bound_reason(const Settings& settings, const Trace& trace, const std::string& mode,
                               const Target& target) {
   if (settings.server_kind != "batching" || trace.records.empty()) return "";
-  const StepCost cost = StepCost::of(settings.batching);
+  std::vector<BatchingKnobs> classes;
+  if (settings.fleet) {
+    for (const ReplicaClass& c : fleet_classes(settings))
+      classes.push_back(c.knobs);
+  } else {
+    classes.push_back(settings.batching);
+  }
+  std::vector<StepCost> costs;
+  for (const BatchingKnobs& k : classes)
+    costs.push_back(StepCost::of(k));
   double latency_s = 0;
   for (const Hop& hop : settings.hops)
     latency_s += 2 * hop.latency_s;
   const auto prefill_s = [&](double prompt) {
-    auto remaining = static_cast<std::int64_t>(std::max(1.0, std::round(prompt)));
-    std::int64_t computed = 0;
-    double t = 0;
-    while (remaining > 0) {
-      const std::int64_t n = std::min(remaining, settings.batching.max_num_batched_tokens);
-      StepWork w;
-      w.prefill_tokens = static_cast<std::uint64_t>(n);
-      w.prefill_pairs = static_cast<std::uint64_t>(n * computed + n * (n + 1) / 2);
-      w.expert_tokens = static_cast<std::uint64_t>(n);
-      t += cost.duration(w).seconds();
-      computed += n;
-      remaining -= n;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+      auto remaining = static_cast<std::int64_t>(std::max(1.0, std::round(prompt)));
+      std::int64_t computed = 0;
+      double t = 0;
+      while (remaining > 0) {
+        const std::int64_t n = std::min(remaining, classes[c].max_num_batched_tokens);
+        StepWork w;
+        w.prefill_tokens = static_cast<std::uint64_t>(n);
+        w.prefill_pairs = static_cast<std::uint64_t>(n * computed + n * (n + 1) / 2);
+        w.expert_tokens = static_cast<std::uint64_t>(n);
+        t += costs[c].duration(w).seconds();
+        computed += n;
+        remaining -= n;
+      }
+      fastest = std::min(fastest, t);
     }
-    return t;
+    return fastest;
   };
   std::vector<double> bounds;
   if (mode == "synthetic" && settings.synthetic_sizes == "mean") {
@@ -309,15 +324,13 @@ std::string idle_bound_reason(const Settings& settings, const Trace& trace, cons
     const std::optional<double> at = percentile(values, *q);
     if (!at || c.holds(*at)) continue;
     return "on idle replicas the " + c.key + " would already be " + duration_text(*at) +
-           " (each prompt's own prefill, in steps of at most " +
-           std::to_string(settings.batching.max_num_batched_tokens) +
+           " (each prompt's own prefill" + (classes.size() > 1 ? " on its fastest class" : "") +
+           ", in steps of at most " + std::to_string(classes.front().max_num_batched_tokens) +
            " tokens, and the network's latency), past the target's " + duration_text(c.value) +
            ": no count of replicas meets it";
   }
   return "";
 }
-
-}  // namespace
 
 CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
                              const std::string& mode, const Trace& trace,

@@ -101,6 +101,13 @@ std::size_t capacity_max_runs(const CapacitySearch& search);
 // The settings with the knob at `value` (a whole knob as an integer).
 Settings with_knob(const Settings& base, const CapacitySearch& search, double value);
 
+// Why a TTFT target cannot be met by any count of batching replicas, or "":
+// when a TTFT percentile the target bounds is already past it with every
+// request prefilled alone on an idle replica (of its fastest class, in a
+// fleet), more replicas cannot help. "" too for a server that does not batch.
+std::string idle_bound_reason(const Settings& settings, const Trace& trace, const std::string& mode,
+                              const Target& target);
+
 // bisect_capacity on full runs of one mode ("recorded" or "synthetic").
 CapacityResult find_capacity(const CapacitySearch& search, const Settings& base,
                              const std::string& mode, const Trace& trace,

@@ -1,0 +1,314 @@
+#include "scenario/fleet_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/input_error.hpp"
+#include "model/replica_class.hpp"
+#include "report/number_format.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/sweep.hpp"
+
+namespace infersim {
+namespace {
+
+std::int64_t total(const FleetCounts& counts) {
+  std::int64_t n = 0;
+  for (const std::int64_t c : counts)
+    n += c;
+  return n;
+}
+
+// Whether a higher value of the target's first figure is the better one.
+bool higher_is_better(const Target& target) {
+  const TargetClause::Comparison c = target.clauses.front().comparison;
+  return c == TargetClause::kAtLeast || c == TargetClause::kAbove;
+}
+
+// The runs no other run beats on both cost and the first figure, by cost.
+std::vector<std::size_t> cost_front(const FleetSearch& search,
+                                    const std::vector<FleetProbe>& probes) {
+  const std::string& key = search.target.clauses.front().key;
+  const bool higher = higher_is_better(search.target);
+  // `a` at least as good as `b` on the figure.
+  const auto as_good = [&](double a, double b) { return higher ? a >= b : a <= b; };
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const std::optional<double> fi = probes[i].summary.get(key);
+    if (!fi) continue;
+    bool beaten = false;
+    for (std::size_t j = 0; j < probes.size() && !beaten; ++j) {
+      const std::optional<double> fj = probes[j].summary.get(key);
+      if (j == i || !fj) continue;
+      const double ci = probes[i].usd_per_hour;
+      const double cj = probes[j].usd_per_hour;
+      beaten = cj <= ci && as_good(*fj, *fi) && (cj < ci || *fj != *fi);
+    }
+    if (!beaten) out.push_back(i);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return probes[a].usd_per_hour < probes[b].usd_per_hour;
+  });
+  return out;
+}
+
+}  // namespace
+
+void check_fleet_search(const FleetSearch& search) {
+  if (search.classes.empty()) {
+    throw InputError("", 0, "batching.fleet", "no class to size");
+  }
+  bool priced = false;
+  std::int64_t most = 0;
+  for (const FleetSearchClass& c : search.classes) {
+    if (c.min < 0 || c.max < c.min) {
+      throw InputError("", 0, "--min, --max",
+                       "need 0 <= min <= max for class " + c.name + ", got " +
+                           std::to_string(c.min) + " and " + std::to_string(c.max));
+    }
+    if (!(c.usd_per_replica_hour >= 0) || !std::isfinite(c.usd_per_replica_hour)) {
+      throw InputError("", 0, "batching.fleet",
+                       "class " + c.name + " costs " + shortest(c.usd_per_replica_hour) +
+                           " $ a replica-hour; a price is 0 or more");
+    }
+    priced = priced || c.usd_per_replica_hour > 0;
+    most += c.max;
+  }
+  if (!priced) {
+    throw InputError("", 0, "batching.fleet",
+                     "every class costs 0 $ an hour, so no fleet is cheaper than another: give "
+                     "the classes' price_per_gpu_hour");
+  }
+  if (most == 0) throw InputError("", 0, "--max", "the grid holds no fleet with a replica");
+  double grid = 1;
+  for (const FleetSearchClass& c : search.classes)
+    grid *= static_cast<double>(c.max - c.min + 1);
+  if (grid > 100000) {
+    throw InputError(
+        "", 0, "--min, --max",
+        "the grid holds " + shortest(grid) +
+            " fleets, over the 100000 a search runs: narrow the counts or the classes");
+  }
+  if (search.target.clauses.empty()) throw InputError("", 0, "--target", "no target given");
+}
+
+double fleet_usd_per_hour(const FleetSearch& search, const FleetCounts& counts) {
+  double usd = 0;
+  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c)
+    usd += static_cast<double>(counts[c]) * search.classes[c].usd_per_replica_hour;
+  return usd;
+}
+
+std::string fleet_text(const FleetSearch& search, const FleetCounts& counts) {
+  std::string out;
+  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c)
+    out += (out.empty() ? "" : " ") + search.classes[c].name + "=" + std::to_string(counts[c]);
+  return out;
+}
+
+std::uint64_t fleet_search_max_runs(const FleetSearch& search) {
+  std::uint64_t grid = 1;
+  bool has_empty = true;
+  for (const FleetSearchClass& c : search.classes) {
+    grid *= static_cast<std::uint64_t>(c.max - c.min + 1);
+    has_empty = has_empty && c.min == 0;
+  }
+  return has_empty ? grid - 1 : grid;
+}
+
+FleetSearchResult search_fleets(const FleetSearch& search,
+                                const std::function<Summary(const FleetCounts&)>& evaluate,
+                                const FleetProbeDone& probe_done) {
+  check_fleet_search(search);
+  const std::size_t k = search.classes.size();
+  FleetSearchResult result;
+  result.grid = fleet_search_max_runs(search);
+
+  // Runs a fleet.
+  const auto met = [&](const FleetCounts& counts) {
+    FleetProbe p;
+    p.counts = counts;
+    p.usd_per_hour = fleet_usd_per_hour(search, counts);
+    p.summary = evaluate(counts);
+    p.met = search.target.met_by(p.summary);
+    result.probes.push_back(p);
+    if (probe_done) probe_done(result.probes.back());
+    return p.met;
+  };
+
+  // The grid in order of cost, then of replicas, then of counts.
+  std::vector<FleetCounts> grid;
+  FleetCounts counts;
+  for (const FleetSearchClass& c : search.classes)
+    counts.push_back(c.min);
+  for (;;) {
+    if (total(counts) > 0) grid.push_back(counts);
+    std::size_t c = k;
+    while (c > 0 && counts[c - 1] == search.classes[c - 1].max) {
+      counts[c - 1] = search.classes[c - 1].min;
+      --c;
+    }
+    if (c == 0) break;
+    ++counts[c - 1];
+  }
+  std::stable_sort(grid.begin(), grid.end(), [&](const FleetCounts& x, const FleetCounts& y) {
+    const double cx = fleet_usd_per_hour(search, x);
+    const double cy = fleet_usd_per_hour(search, y);
+    if (cx != cy) return cx < cy;
+    return total(x) < total(y);
+  });
+  result.method = search.exhaustive ? "exhaustive" : "cost order";
+  for (const FleetCounts& fleet : grid) {
+    if (met(fleet) && !search.exhaustive) break;  // every cheaper fleet has failed
+  }
+
+  for (std::size_t i = 0; i < result.probes.size(); ++i) {
+    const FleetProbe& p = result.probes[i];
+    if (p.met &&
+        (!result.cheapest || p.usd_per_hour < result.probes[*result.cheapest].usd_per_hour))
+      result.cheapest = i;
+  }
+  if (!result.cheapest) result.reason = "no fleet of the grid meets the target";
+  result.front = cost_front(search, result.probes);
+  return result;
+}
+
+FleetSearch fleet_search_of(const Settings& settings, std::int64_t min, std::int64_t max,
+                            const Target& target) {
+  if (!settings.fleet) {
+    throw InputError("", 0, "--vary fleet",
+                     "sizes a fleet's classes: list them in the settings file's batching.fleet "
+                     "(each with a preset and its price_per_gpu_hour; see "
+                     "settings/fleet_search_h100_l40s.json)");
+  }
+  FleetSearch search;
+  search.target = target;
+  const std::vector<ReplicaClass> classes = fleet_classes(settings);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const ReplicaClass& c = classes[i];
+    if (c.autoscale) {
+      throw InputError(settings.fleet_source, 0,
+                       "batching.fleet[" + std::to_string(i) + "].autoscale",
+                       "capacity --vary fleet sizes fixed counts; class " + c.name +
+                           " autoscales: remove its autoscale to size it");
+    }
+    search.classes.push_back(
+        {c.name, static_cast<double>(c.gpus) * c.price_per_gpu_hour, min, max});
+  }
+  check_fleet_search(search);
+  return search;
+}
+
+Settings with_fleet_counts(const Settings& base, const FleetCounts& counts) {
+  Settings settings = base;
+  nlohmann::ordered_json fleet = nlohmann::ordered_json::array();
+  for (std::size_t c = 0; c < counts.size() && c < base.fleet->size(); ++c) {
+    if (counts[c] == 0) continue;
+    nlohmann::ordered_json cls = (*base.fleet)[c];
+    cls["replicas"] = counts[c];
+    fleet.push_back(cls);
+  }
+  settings.fleet = fleet;
+  validate_settings(settings, "");
+  return settings;
+}
+
+FleetSearchResult find_cheapest_fleet(const FleetSearch& search, const Settings& base,
+                                      const std::string& mode, const Trace& trace,
+                                      const FleetProbeDone& probe_done) {
+  FleetSearchResult result = search_fleets(
+      search,
+      [&](const FleetCounts& counts) {
+        return run_mode(with_fleet_counts(base, counts), trace, mode).summary;
+      },
+      probe_done);
+  if (!result.cheapest) {
+    FleetCounts largest;
+    for (const FleetSearchClass& c : search.classes)
+      largest.push_back(c.max);
+    const std::string why =
+        idle_bound_reason(with_fleet_counts(base, largest), trace, mode, search.target);
+    if (!why.empty()) result.reason += "; " + why;
+  }
+  return result;
+}
+
+nlohmann::ordered_json fleet_search_to_json(const FleetSearch& search,
+                                            const FleetSearchResult& result) {
+  const auto counts_json = [&](const FleetCounts& counts) {
+    nlohmann::ordered_json out;
+    for (std::size_t c = 0; c < search.classes.size(); ++c)
+      out[search.classes[c].name] = counts[c];
+    return out;
+  };
+  std::vector<std::string> keys = search.target.keys();
+  if (std::find(keys.begin(), keys.end(), "usd_per_million_tokens") == keys.end())
+    keys.push_back("usd_per_million_tokens");
+  const auto figures = [&](nlohmann::ordered_json& out, const FleetProbe& p) {
+    for (const std::string& key : keys) {
+      const auto& held = p.summary.figures();
+      const bool there =
+          std::any_of(held.begin(), held.end(), [&](const Figure& f) { return f.key == key; });
+      if (!there) continue;
+      const std::optional<double> value = p.summary.get(key);
+      out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+    }
+  };
+  nlohmann::ordered_json out;
+  if (result.cheapest) {
+    const FleetProbe& p = result.probes[*result.cheapest];
+    out["fleet"] = counts_json(p.counts);
+    out["usd_per_hour"] = p.usd_per_hour;
+    figures(out, p);
+  } else {
+    out["fleet"] = nullptr;
+    out["reason"] = result.reason;
+  }
+  out["method"] = result.method;
+  out["grid"] = result.grid;
+  out["runs"] = result.probes.size();
+  out["front"] = nlohmann::ordered_json::array();
+  for (const std::size_t i : result.front)
+    out["front"].push_back(i + 1);
+  out["steps"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < result.probes.size(); ++i) {
+    const FleetProbe& p = result.probes[i];
+    nlohmann::ordered_json step;
+    step["run"] = i + 1;
+    step["fleet"] = counts_json(p.counts);
+    step["usd_per_hour"] = p.usd_per_hour;
+    step["met"] = p.met;
+    figures(step, p);
+    out["steps"].push_back(step);
+  }
+  return out;
+}
+
+std::string fleet_search_csv(const FleetSearch& search, const std::vector<std::string>& modes,
+                             const std::vector<FleetSearchResult>& results,
+                             const std::vector<std::string>& figure_keys) {
+  std::string out = "mode,run";
+  for (const FleetSearchClass& c : search.classes)
+    out += "," + c.name;
+  out += ",usd_per_hour,met,front";
+  for (const std::string& key : figure_keys)
+    out += "," + key;
+  out += '\n';
+  for (std::size_t m = 0; m < modes.size() && m < results.size(); ++m) {
+    const FleetSearchResult& r = results[m];
+    for (std::size_t i = 0; i < r.probes.size(); ++i) {
+      const FleetProbe& p = r.probes[i];
+      out += modes[m] + "," + std::to_string(i + 1);
+      for (const std::int64_t n : p.counts)
+        out += "," + std::to_string(n);
+      const bool on_front = std::find(r.front.begin(), r.front.end(), i) != r.front.end();
+      out += "," + shortest(p.usd_per_hour) + (p.met ? ",true" : ",false") +
+             (on_front ? ",true" : ",false");
+      append_figure_fields(out, figure_keys, p.summary);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace infersim
