@@ -496,8 +496,10 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     const Replica& r = replicas_[i];
     if (r.state != State::kAbsent) usage.spans.push_back({i, r.cls, r.since, r.active_from, end});
   }
-  for (const ReplicaClass& cls : classes_)
+  for (const ReplicaClass& cls : classes_) {
     usage.class_idle_w.push_back(cls.knobs.gpu_idle_w);
+    usage.class_usd_per_hour.push_back(cls.price_per_gpu_hour * static_cast<double>(cls.gpus));
+  }
   usage.figures.push_back({"replica_hours", replica_hours, false});
   usage.figures.push_back({"gpu_hours", gpu_hours, false});
   usage.figures.push_back({"cost_usd", cost, false});

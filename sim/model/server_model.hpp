@@ -127,9 +127,11 @@ struct ServerUsage {
   // A fleet's: each unit's class by index, and each class's figures.
   std::vector<std::string> unit_class;
   std::vector<ClassUsage> classes;
-  // A fleet's replicas' lives, and each class's idle power (W a replica).
+  // A fleet's replicas' lives, and each class's idle power (W a replica) and
+  // price ($ a replica-hour).
   std::vector<ReplicaSpan> spans;
   std::vector<double> class_idle_w;
+  std::vector<double> class_usd_per_hour;
   std::vector<ServerFigure> figures;
   // What refuses a request on arrival, in words ("" when nothing does): the
   // batching server's longest request and the knobs that set it.

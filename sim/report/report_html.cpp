@@ -59,6 +59,9 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
     groups.push_back(
         {"Batching server", rows({"prefix_hit_rate", "preemptions", "evicted_blocks",
                                   "kv_peak_utilization", "avg_batch_requests", "steps"})});
+    groups.push_back(
+        {"Fleet and bill", rows({"replica_hours", "gpu_hours", "peak_replicas", "scale_ups",
+                                 "scale_downs", "cost_usd", "usd_per_million_tokens"})});
   }
   for (Group& g : groups) {
     std::erase_if(g.rows, [&](const FigureRow& r) { return !holds(first, r.key); });
@@ -145,6 +148,59 @@ std::optional<double> json_number(const nlohmann::ordered_json& settings, const 
   const nlohmann::ordered_json* v = json_at(settings, section, key);
   if (v == nullptr || !v->is_number()) return std::nullopt;
   return v->get<double>();
+}
+
+// A fleet's class as given: "4" or "1 to 8, autoscaled from 2".
+std::string class_count_text(const nlohmann::ordered_json& c) {
+  const auto count = [](const nlohmann::ordered_json& v) {
+    return v.is_number_integer() ? std::to_string(v.get<std::int64_t>()) : std::string("?");
+  };
+  const std::string at_0 = c.contains("replicas") ? count(c["replicas"]) : "1";
+  if (!c.contains("autoscale") || !c["autoscale"].is_object()) return at_0;
+  const nlohmann::ordered_json& a = c["autoscale"];
+  return count(a.value("min", nlohmann::ordered_json())) + " to " +
+         count(a.value("max", nlohmann::ordered_json())) + ", autoscaled from " + at_0;
+}
+
+// The fleet class by class: what each is, and each mode's hours, utilization
+// and cost of it. "" without a fleet.
+std::string fleet_table(const nlohmann::ordered_json& settings,
+                        const std::vector<const ModeResult*>& results) {
+  const nlohmann::ordered_json* fleet = json_at(settings, "batching", "fleet");
+  if (fleet == nullptr || !fleet->is_array() || results.empty()) return "";
+  std::string out =
+      "<h3>The fleet, class by class</h3>\n<table class=\"figures\" id=\"fleet\">\n<thead><tr>"
+      "<th>Class</th><th>Preset</th><th>Replicas</th><th>$ a GPU-hour</th>";
+  for (const ModeResult* r : results) {
+    const std::string t = html_escape(column_title(*r));
+    out += "<th>" + t + ": replica-hours</th><th>utilization</th><th>cost ($)</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (std::size_t i = 0; i < fleet->size(); ++i) {
+    const nlohmann::ordered_json& c = (*fleet)[i];
+    const std::string name = c.value("name", std::string("?"));
+    const nlohmann::ordered_json price = c.value("price_per_gpu_hour", nlohmann::ordered_json());
+    out += "<tr data-class=\"" + html_escape(name) + "\"><th scope=\"row\">" + html_escape(name) +
+           "</th><td>" + html_escape(c.value("preset", std::string("none"))) + "</td><td>" +
+           html_escape(class_count_text(c)) + "</td><td>" +
+           (price.is_number()
+                ? shortest(price.get<double>())
+                : html_escape(json_text(settings, "batching", "price_per_gpu_hour", "0"))) +
+           "</td>";
+    for (const ModeResult* r : results) {
+      const auto it = std::find_if(r->classes.begin(), r->classes.end(),
+                                   [&](const ClassUsage& u) { return u.name == name; });
+      if (it == r->classes.end()) {
+        out += "<td>n/a</td><td>n/a</td><td>n/a</td>";
+        continue;
+      }
+      out += "<td>" + figure_text(it->replica_hours, FigureUnit::kDecimal) + "</td><td>" +
+             (it->utilization ? figure_text(*it->utilization, FigureUnit::kShare) : "n/a") +
+             "</td><td>" + figure_text(it->cost_usd, FigureUnit::kDecimal) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
 }
 
 const TimeSlice* busiest_slice(const ModeResult& r) {
@@ -596,7 +652,19 @@ std::string report_html(const nlohmann::ordered_json& settings,
   const std::string kind = results.empty() ? json_text(settings, "server", "kind", "edge")
                                            : results.front()->server_kind;
   std::string server;
-  if (kind == "batching") {
+  const nlohmann::ordered_json* fleet = json_at(settings, "batching", "fleet");
+  if (kind == "batching" && fleet != nullptr && fleet->is_array()) {
+    std::string classes;
+    for (std::size_t i = 0; i < fleet->size(); ++i) {
+      const nlohmann::ordered_json& c = (*fleet)[i];
+      classes += std::string(i == 0                   ? ""
+                             : i + 1 == fleet->size() ? " and "
+                                                      : ", ") +
+                 c.value("name", std::string("?")) + " (" + class_count_text(c) + ")";
+    }
+    server = "a fleet of " + classes + " (router " +
+             json_text(settings, "batching", "router", "?") + ")";
+  } else if (kind == "batching") {
     const std::string replicas = json_text(settings, "batching", "replicas", "?");
     server = replicas + (replicas == "1" ? " batching replica" : " batching replicas") +
              " (router " + json_text(settings, "batching", "router", "?") + ", " +
@@ -668,7 +736,7 @@ std::string report_html(const nlohmann::ordered_json& settings,
   page += "<h3>What produced it</h3>\n" + knobs_html(settings, kind, synthetic) + "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
-  if (!results.empty()) page += figures_table(results);
+  if (!results.empty()) page += figures_table(results) + fleet_table(settings, results);
   if (retimed != nullptr && results.size() == 2) {
     page += "<h3>What the gap is made of</h3>\n<pre class=\"attribution\">" +
             html_escape(attribution_table(attribute(*results[0], *retimed, *results[1]),

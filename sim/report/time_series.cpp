@@ -265,7 +265,8 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
   series.unit = usage.unit;
   series.fleet = !usage.spans.empty();
   // A fleet's replicas provisioned and active, and their idle energy, a slice.
-  std::vector<double> provisioned_ns(count, 0), active_ns(count, 0), idle_ws(count, 0);
+  std::vector<double> provisioned_ns(count, 0), active_ns(count, 0), idle_ws(count, 0),
+      usd_ns(count, 0);
   for (const ReplicaSpan& span : usage.spans) {
     const auto add = [&](std::int64_t from, std::int64_t to, std::vector<double>& into,
                          double weight) {
@@ -280,6 +281,7 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
     const std::int64_t to = std::min(span.to.count_ns(), end_ns);
     add(span.from.count_ns(), to, provisioned_ns, 1);
     add(span.from.count_ns(), to, idle_ws, usage.class_idle_w.at(span.cls));
+    add(span.from.count_ns(), to, usd_ns, usage.class_usd_per_hour.at(span.cls));
     if (span.active_from) add(span.active_from->count_ns(), to, active_ns, 1);
   }
   series.steps = steps_;
@@ -364,6 +366,7 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
       if (series.fleet) {
         out.replicas_provisioned_mean = provisioned_ns[k] / length;
         out.replicas_active_mean = active_ns[k] / length;
+        out.cost_usd = usd_ns[k] / 3.6e12;
         out.utilization = provisioned_ns[k] > 0
                               ? std::optional<double>(static_cast<double>(busy) / provisioned_ns[k])
                               : std::nullopt;
@@ -403,7 +406,8 @@ std::string time_series_csv_header(const TimeSeries& series) {
          (series.steps ? ",running_mean,waiting_mean,kv_blocks_used_mean,steps,scheduled_tokens,"
                          "preemptions,prefix_hit_rate"
                        : "") +
-         ",ttft_p99_s" + (series.fleet ? ",replicas_provisioned_mean,replicas_active_mean" : "");
+         ",ttft_p99_s" +
+         (series.fleet ? ",replicas_provisioned_mean,replicas_active_mean,cost_usd" : "");
 }
 
 std::string time_series_csv(const TimeSeries& series) {
@@ -443,6 +447,7 @@ std::string time_series_csv(const TimeSeries& series) {
     if (series.fleet) {
       real(s.replicas_provisioned_mean);
       real(s.replicas_active_mean);
+      real(s.cost_usd);
     }
     out += '\n';
   }

@@ -33,6 +33,7 @@ struct TimeSlice {
   // section 11); none without a fleet.
   std::optional<double> replicas_provisioned_mean;
   std::optional<double> replicas_active_mean;
+  std::optional<double> cost_usd;  // a fleet's: its replicas' provisioned time in the slice, priced
   std::optional<double> utilization;  // busy unit-time / (units * slice length)
   // The server's energy over the slice (ServerModel::energy_wh of its length
   // and busy unit-time) and the radio energy of the requests arriving in it.
@@ -61,7 +62,7 @@ struct TimeSeries {
   std::string unit = "core";  // what the server is made of (busy_<unit>s_mean)
   bool steps = false;         // the server told its steps: the step columns exist
   std::vector<TimeSlice> slices;
-  bool fleet = false;  // replicas_provisioned_mean and replicas_active_mean exist
+  bool fleet = false;  // replicas_provisioned_mean, replicas_active_mean and cost_usd exist
 };
 
 // At most this many slices a run; a finer slice is refused.

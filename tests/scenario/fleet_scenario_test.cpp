@@ -77,14 +77,15 @@ TEST_F(FleetRun, WritesTheBillTheClassesAndEachRequestsClass) {
   EXPECT_THAT(csv, HasSubstr(",small\n"));
 
   // The time series: replicas provisioned and active a slice, and a slice's
-  // energy at each class's power, summing to the run's.
+  // energy at each class's power and cost at its price, summing to the run's.
   const std::string series = test::read_file(dir_ / "fleet" / "timeseries.csv");
-  EXPECT_THAT(series.substr(0, series.find('\n')),
-              ::testing::EndsWith(",ttft_p99_s,replicas_provisioned_mean,replicas_active_mean"));
+  EXPECT_THAT(
+      series.substr(0, series.find('\n')),
+      ::testing::EndsWith(",ttft_p99_s,replicas_provisioned_mean,replicas_active_mean,cost_usd"));
   std::istringstream lines(series);
   std::string line;
   std::getline(lines, line);
-  double energy = 0, most = 0;
+  double energy = 0, most = 0, billed = 0;
   while (std::getline(lines, line)) {
     std::vector<std::string> cells;
     std::stringstream row(line);
@@ -92,9 +93,11 @@ TEST_F(FleetRun, WritesTheBillTheClassesAndEachRequestsClass) {
       cells.push_back(cell);
     ASSERT_GE(cells.size(), 12u);
     energy += std::stod(cells[9]);
-    most = std::max(most, std::stod(cells[cells.size() - 2]));
+    most = std::max(most, std::stod(cells[cells.size() - 3]));
+    billed += std::stod(cells.back());
   }
   EXPECT_NEAR(energy, summary["energy_wh"].get<double>(), 1e-9 * energy);
+  EXPECT_NEAR(billed, summary["cost_usd"].get<double>(), 1e-9 * billed);
   // Time-weighted means: at most the peak, and above the 2 replicas at 0 once
   // the autoscaler has started one.
   EXPECT_LE(most, summary["peak_replicas"].get<double>());
@@ -167,6 +170,20 @@ TEST_F(FleetRun, RefusedSettingsNameTheKey) {
     EXPECT_THAT(r.err, HasSubstr(c.has));
     EXPECT_FALSE(std::filesystem::exists(dir_ / folder / "summary.json"));
   }
+}
+
+// The report page names the fleet, bills it and shows each class's share.
+TEST_F(FleetRun, TheReportPageShowsTheFleetAndItsBill) {
+  const test::CliResult r = run(kFleet, "page", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string page = test::read_file(dir_ / "page" / "report.html");
+  EXPECT_THAT(page, HasSubstr("a fleet of big (1) and small (1 to 4, autoscaled from 1)"));
+  EXPECT_THAT(page, HasSubstr("Fleet and bill"));
+  EXPECT_THAT(page, HasSubstr("<tr data-key=\"cost_usd\">"));
+  EXPECT_THAT(page, HasSubstr("The fleet, class by class"));
+  EXPECT_THAT(page, HasSubstr("<tr data-class=\"big\"><th scope=\"row\">big</th><td>none</td>"
+                              "<td>1</td><td>3.5</td>"));
+  EXPECT_THAT(page, HasSubstr("<tr data-class=\"small\">"));
 }
 
 // The example of settings/README.md runs as it is and prices its classes.
