@@ -22,7 +22,7 @@ settings=$root/settings/fleet_search_h100_l40s.json
 timed() { # label args...
   local label=$1; shift
   /usr/bin/time -f "%e %U %S" -o "$scratch/time" "$infersim" "$@" --trace "$trace" \
-    --plots none --force --output "$scratch/$label" > "$scratch/$label.out"
+    --plots none --force --output "$scratch/$label" > "$scratch/$label.out" 2> "$scratch/$label.err"
   awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$scratch/time"
 }
 walls=() cpus=() singles=()
