@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -115,6 +116,19 @@ inline constexpr const char* kBurstTrace =
     "2024-01-01 00:00:30.000,1500,15\n";
 
 // A fresh empty folder under the test temp dir, unique to the running test.
+// Forty requests over twelve seconds in Azure's CSV, prompts of 200 to 1955
+// tokens and 20 to 59 generated.
+inline std::string forty_requests_trace() {
+  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  for (int i = 0; i < 40; ++i) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "2023-11-16 00:00:%02d.%03d,%d,%d\n", i * 300 / 1000,
+                  i * 300 % 1000, 200 + 45 * i, 20 + i);
+    csv += line;
+  }
+  return csv;
+}
+
 inline std::filesystem::path fresh_dir(const std::string& tag = "") {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /

@@ -55,6 +55,32 @@ bool has_default_range(const std::string& knob) {
   return knob == "cores" || knob == "replicas";
 }
 
+// The modes' searches are independent: `search(m)` for each mode, on a
+// thread each when there are threads to spare, else one after the other; the
+// first failure is thrown once all have ended.
+void for_each_mode(std::size_t modes, unsigned threads,
+                   const std::function<void(std::size_t)>& search) {
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto guarded = [&](std::size_t m) {
+    try {
+      search(m);
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t m = 1; m < modes && threads > 1; ++m)
+    workers.emplace_back(guarded, m);
+  guarded(0);
+  for (std::thread& t : workers)
+    t.join();
+  for (std::size_t m = 1; m < modes && threads == 1; ++m)
+    guarded(m);
+  if (failure) std::rethrow_exception(failure);
+}
+
 // Dollars with two decimals: "12.50".
 std::string money_text(double usd) {
   char text[32];
@@ -114,30 +140,13 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
       << std::flush;
 
   std::vector<FleetSearchResult> results(modes.size());
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
   ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
                         fleet_search_max_runs(search) * modes.size(), true);
   std::atomic<std::size_t> runs{0};
-  const auto search_mode = [&](std::size_t m) {
-    try {
-      results[m] = find_cheapest_fleet(search, base, modes[m], loaded.trace,
-                                       [&](const FleetProbe&) { progress.update(++runs); });
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-    }
-  };
-  std::vector<std::thread> workers;
-  for (std::size_t m = 1; m < modes.size(); ++m) {
-    if (threads > 1) workers.emplace_back(search_mode, m);
-  }
-  search_mode(0);
-  for (std::thread& t : workers)
-    t.join();
-  for (std::size_t m = 1; m < modes.size() && threads == 1; ++m)
-    search_mode(m);
-  if (failure) std::rethrow_exception(failure);
+  for_each_mode(modes.size(), threads, [&](std::size_t m) {
+    results[m] = find_cheapest_fleet(search, base, modes[m], loaded.trace,
+                                     [&](const FleetProbe&) { progress.update(++runs); });
+  });
   progress.finish();
 
   nlohmann::ordered_json document;
@@ -309,32 +318,14 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
       << std::flush;
 
-  // The modes' searches are independent: one thread each.
   std::vector<CapacityResult> results(modes.size());
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
   ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
                         capacity_max_runs(search) * modes.size(), true);
   std::atomic<std::size_t> runs{0};
-  const auto search_mode = [&](std::size_t m) {
-    try {
-      results[m] = find_capacity(search, base, modes[m], loaded.trace,
-                                 [&](const CapacityProbe&) { progress.update(++runs); });
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-    }
-  };
-  std::vector<std::thread> workers;
-  for (std::size_t m = 1; m < modes.size(); ++m) {
-    if (threads > 1) workers.emplace_back(search_mode, m);
-  }
-  search_mode(0);
-  for (std::thread& t : workers)
-    t.join();
-  for (std::size_t m = 1; m < modes.size() && threads == 1; ++m)
-    search_mode(m);
-  if (failure) std::rethrow_exception(failure);
+  for_each_mode(modes.size(), threads, [&](std::size_t m) {
+    results[m] = find_capacity(search, base, modes[m], loaded.trace,
+                               [&](const CapacityProbe&) { progress.update(++runs); });
+  });
   progress.finish();
 
   nlohmann::ordered_json document;

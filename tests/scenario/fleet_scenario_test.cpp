@@ -17,18 +17,6 @@ namespace infersim {
 namespace {
 using ::testing::HasSubstr;
 
-// Forty requests over twelve seconds, prompts of 200 to 1955 tokens.
-std::string small_trace() {
-  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
-  for (int i = 0; i < 40; ++i) {
-    char line[96];
-    std::snprintf(line, sizeof(line), "2023-11-16 00:00:%02d.%03d,%d,%d\n", i * 300 / 1000,
-                  i * 300 % 1000, 200 + 45 * i, 20 + i);
-    csv += line;
-  }
-  return csv;
-}
-
 const char* kFleet = R"({"server": {"kind": "batching"},
  "batching": {"router": "round-robin", "kv_blocks": 4000,
   "fleet": [
@@ -41,7 +29,7 @@ class FleetRun : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", small_trace()).string();
+    trace_ = test::write_file(dir_ / "trace.csv", test::forty_requests_trace()).string();
   }
   test::CliResult run(const std::string& settings_text, const std::string& folder,
                       std::vector<std::string> extra = {}) {

@@ -21,23 +21,11 @@ std::string example() {
   return (test::source_dir() / "settings" / "fleet_search_h100_l40s.json").string();
 }
 
-// Forty requests over twelve seconds, prompts of 200 to 1955 tokens.
-std::string small_trace() {
-  std::string csv = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
-  for (int i = 0; i < 40; ++i) {
-    char line[96];
-    std::snprintf(line, sizeof(line), "2023-11-16 00:00:%02d.%03d,%d,%d\n", i * 300 / 1000,
-                  i * 300 % 1000, 200 + 45 * i, 20 + i);
-    csv += line;
-  }
-  return csv;
-}
-
 class FleetSearchRun : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::fresh_dir();
-    trace_ = test::write_file(dir_ / "trace.csv", small_trace()).string();
+    trace_ = test::write_file(dir_ / "trace.csv", test::forty_requests_trace()).string();
   }
   test::CliResult capacity(const std::string& folder, std::vector<std::string> extra) {
     std::vector<std::string> args = {"capacity", "--settings", example(),
