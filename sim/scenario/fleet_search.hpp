@@ -8,7 +8,8 @@
 // been run and failed. No monotonicity prunes it, because none holds: a
 // router that does not know a replica's speed sends long prompts to slow
 // replicas, so adding L40S replicas to H100 ones can raise TTFT p99 past a
-// target the H100s alone met (tests/scenario/fleet_search_test.cpp shows it).
+// target the H100s alone met (tests/scenario/fleet_search_scenario_test.cpp
+// shows it).
 // `exhaustive` runs the whole grid, for the picture of cost against figure.
 #pragma once
 
