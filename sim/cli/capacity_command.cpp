@@ -119,8 +119,7 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
     }
   }
   FleetSearch search = fleet_search_of(base, bounds[0], bounds[1], target);
-  search.exhaustive =
-      vm.count("exhaustive") || (given("exhaustive") && *given("exhaustive") == "true");
+  search.exhaustive = vm.count("exhaustive") || given("exhaustive") == "true";
   const std::vector<std::string> modes = parse_modes(given("modes").value_or(kDefaultModes));
   base.mode = sweep_run_mode(modes);
   validate_settings(base, "");

@@ -5,6 +5,7 @@
 
 #include "core/input_error.hpp"
 #include "model/replica_class.hpp"
+#include "report/figure_text.hpp"
 #include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
@@ -151,15 +152,19 @@ FleetSearchResult search_fleets(const FleetSearch& search,
     if (c == 0) break;
     ++counts[c - 1];
   }
-  std::stable_sort(grid.begin(), grid.end(), [&](const FleetCounts& x, const FleetCounts& y) {
-    const double cx = fleet_usd_per_hour(search, x);
-    const double cy = fleet_usd_per_hour(search, y);
-    if (cx != cy) return cx < cy;
-    return total(x) < total(y);
+  std::vector<std::size_t> order(grid.size());
+  std::vector<double> cost(grid.size());
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    order[i] = i;
+    cost[i] = fleet_usd_per_hour(search, grid[i]);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    if (cost[x] != cost[y]) return cost[x] < cost[y];
+    return total(grid[x]) < total(grid[y]);
   });
   result.method = search.exhaustive ? "exhaustive" : "cost order";
-  for (const FleetCounts& fleet : grid) {
-    if (met(fleet) && !search.exhaustive) break;  // every cheaper fleet has failed
+  for (const std::size_t i : order) {
+    if (met(grid[i]) && !search.exhaustive) break;  // every cheaper fleet has failed
   }
 
   for (std::size_t i = 0; i < result.probes.size(); ++i) {
@@ -246,11 +251,8 @@ nlohmann::ordered_json fleet_search_to_json(const FleetSearch& search,
     keys.push_back("usd_per_million_tokens");
   const auto figures = [&](nlohmann::ordered_json& out, const FleetProbe& p) {
     for (const std::string& key : keys) {
-      const auto& held = p.summary.figures();
-      const bool there =
-          std::any_of(held.begin(), held.end(), [&](const Figure& f) { return f.key == key; });
-      if (!there) continue;
-      const std::optional<double> value = p.summary.get(key);
+      if (!holds(p.summary, key)) continue;  // a fixed-count run without a bill
+      const std::optional<double> value = figure_value(p.summary, key);
       out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
     }
   };
