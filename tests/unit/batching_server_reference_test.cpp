@@ -1,13 +1,16 @@
 // The batching server against a deliberately naive second implementation of
-// BATCHING.md sections 2-8 and 10, written here from the spec's text with
+// BATCHING.md sections 2-8, 10 and 11, written here from the spec's text with
 // plain vectors and linear scans and no code of the model's: no event engine
-// (a loop over instants doing section 6's three stages), blocks found by
-// scanning, the free queue a vector, identities as pairs. On a few hundred
-// small random workloads (equal instants, shared prefixes, small caches that
-// preempt and evict, every router, async and lockstep, reservation and
-// caching on and off) every request's instants, every step record, every
-// token gap, every busy period and every figure must be equal; and every
-// request ends finished or rejected with every block free.
+// (a loop over instants doing section 11's five stages), blocks found by
+// scanning, the free queue a vector, identities as pairs, the fleet a vector
+// of slots whose state is a word. On a few thousand small random workloads
+// (equal instants, shared prefixes, small caches that preempt and evict,
+// every router, async and lockstep, reservation and caching on and off) and
+// as many random fleets (one to three classes of their own S, Tb, K, costs
+// and power, autoscaled on short intervals so that replicas start, go while
+// starting and drain) every request's instants, every step record, every
+// token gap, every busy period, every replica's life and every figure must be
+// equal; and every request ends finished or rejected with every block free.
 #include <gtest/gtest.h>
 
 #include "unit/inspectors.hpp"
@@ -16,6 +19,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -53,7 +58,15 @@ struct Req {
   std::int64_t num_tokens() const { return p + out; }
 };
 
+enum class State { kAbsent, kStarting, kActive, kDraining };
+
+// A slot of the fleet (section 11) and the replica in it, if any.
 struct Replica {
+  std::size_t cls = 0;
+  State state = State::kAbsent;
+  std::int64_t since = 0;        // start of its provisioned time
+  std::int64_t activate_at = 0;  // while starting
+  std::optional<std::int64_t> active_from;
   std::vector<Block> blocks;
   std::vector<int> free_queue;
   std::vector<int> waiting;  // front = index 0
@@ -62,17 +75,38 @@ struct Replica {
   std::vector<std::pair<int, std::int64_t>> batch;
   bool stepping = false;
   std::int64_t end = 0;
-  std::int64_t busy = 0;
-  std::uint64_t evicted = 0, preemptions = 0, admitted_tokens = 0, admitted_hits = 0,
-                admissions = 0;
+  std::int64_t busy = 0;  // this life's step time
   std::int64_t peak = 0;
+};
+
+// Per class: provisioned and busy time, energy, of the replicas' lives.
+struct ClassTotals {
+  std::int64_t provisioned = 0;
+  std::int64_t busy = 0;
+  double energy_wh = 0;
 };
 
 class Reference {
  public:
-  Reference(const BatchingKnobs& k, const std::vector<FedRequest>& feed) : k_(k) {
-    L_ = k.max_model_len ? *k.max_model_len
-                         : std::min<std::int64_t>(131072, k.kv_blocks * k.block_tokens);
+  // `classes` empty: one class of `section.replicas` replicas with the
+  // section's knobs, never scaled (section 11's first paragraph).
+  Reference(const BatchingKnobs& section, std::vector<ReplicaClass> classes,
+            const std::vector<FedRequest>& feed)
+      : k_(section), classes_(std::move(classes)), fleet_(!classes_.empty()) {
+    if (!fleet_) {
+      ReplicaClass only;
+      only.replicas = section.replicas;
+      only.knobs = section;
+      classes_.push_back(only);
+    }
+    // max_model_len: given, else the least min(131072, K_c B).
+    if (section.max_model_len) {
+      L_ = *section.max_model_len;
+    } else {
+      L_ = 131072;
+      for (const ReplicaClass& c : classes_)
+        L_ = std::min<std::int64_t>(L_, c.knobs.kv_blocks * section.block_tokens);
+    }
     for (std::size_t i = 0; i < feed.size(); ++i) {
       const Request& r = feed[i].request;
       Req q;
@@ -82,7 +116,7 @@ class Reference {
       q.o = std::llround(r.generated_tokens);
       // Section 3: block j has (h[jB div Bh], (jB mod Bh) div B) while
       // (j+1)B <= min(p, n_h Bh).
-      const std::int64_t B = k.block_tokens, Bh = r.block_id_tokens;
+      const std::int64_t B = section.block_tokens, Bh = r.block_id_tokens;
       if (!r.block_ids.empty() && Bh > 0) {
         const std::int64_t covered =
             std::min<std::int64_t>(q.p, static_cast<std::int64_t>(r.block_ids.size()) * Bh);
@@ -91,12 +125,20 @@ class Reference {
       }
       reqs_.push_back(q);
     }
-    reps_.resize(k.replicas);
-    for (Replica& rep : reps_) {
-      rep.blocks.resize(k.kv_blocks);
-      for (int b = 0; b < k.kv_blocks; ++b)
-        rep.free_queue.push_back(b);
+    totals_.resize(classes_.size());
+    window_.resize(classes_.size());
+    next_evaluation_.resize(classes_.size());
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const ReplicaClass& cls = classes_[c];
+      const std::int64_t slots = cls.autoscale ? cls.autoscale->max : cls.replicas;
+      for (std::int64_t s = 0; s < slots; ++s) {
+        reps_.emplace_back();
+        reps_.back().cls = c;
+        if (s < cls.replicas) activate(reps_.back(), 0);
+      }
+      if (cls.autoscale) next_evaluation_[c] = cls.autoscale->interval.count_ns();
     }
+    peak_replicas_ = provisioned_now();
     reports.resize(feed.size());
   }
 
@@ -108,21 +150,36 @@ class Reference {
       return reqs_[a].server_arrival < reqs_[b].server_arrival;
     });
     std::size_t next = 0;
+    bool evaluating = true;
     for (;;) {
       std::optional<std::int64_t> now;
-      if (next < order.size()) now = reqs_[order[next]].server_arrival;
+      const auto consider = [&](std::int64_t x) {
+        if (!now || x < *now) now = x;
+      };
+      if (next < order.size()) consider(reqs_[order[next]].server_arrival);
       for (const Replica& rep : reps_) {
-        if (rep.stepping && (!now || rep.end < *now)) now = rep.end;
+        if (rep.stepping) consider(rep.end);
+        if (rep.state == State::kStarting) consider(rep.activate_at);
+      }
+      for (std::size_t c = 0; c < classes_.size(); ++c) {
+        if (evaluating && classes_[c].autoscale) consider(next_evaluation_[c]);
       }
       if (!now) break;
       const std::int64_t t = *now;
-      // (1) steps ending now, replicas in index order.
+      end = t;
+      // (0) starting replicas due now become active, with a fresh cache.
+      for (Replica& rep : reps_) {
+        if (rep.state == State::kStarting && rep.activate_at == t) activate(rep, t);
+      }
+      // (1) steps ending now, replicas in index order; a draining replica
+      // left empty goes.
       bool any_end = false;
       for (std::size_t r = 0; r < reps_.size(); ++r) {
         if (reps_[r].stepping && reps_[r].end == t) {
           end_step(r, t);
           any_end = true;
           if (k_.async_scheduling && !k_.lockstep) advance_pending(r);
+          if (reps_[r].state == State::kDraining && holds(reps_[r]) == 0) go(r, t);
         }
       }
       if (k_.async_scheduling && k_.lockstep && any_end) {
@@ -132,37 +189,55 @@ class Reference {
       // (2) requests reaching the server now, in (server_arrival, id) order.
       while (next < order.size() && reqs_[order[next]].server_arrival == t)
         arrive(order[next++], t);
-      // (3) idle replicas with work schedule, in index order.
+      // (3) idle active or draining replicas with work schedule, in index order.
       pass(t);
+      // (4) evaluations due now, classes in order, while a request is still
+      // to reach the server or unfinished.
+      bool due = false;
+      for (std::size_t c = 0; c < classes_.size(); ++c)
+        due = due || (evaluating && classes_[c].autoscale && next_evaluation_[c] == t);
+      if (due && next == order.size() && unfinished_ == 0) evaluating = false;
+      if (due && evaluating) {
+        for (std::size_t c = 0; c < classes_.size(); ++c) {
+          if (!classes_[c].autoscale || next_evaluation_[c] != t) continue;
+          next_evaluation_[c] += classes_[c].autoscale->interval.count_ns();
+          evaluate(c, t);
+        }
+      }
+      peak_replicas_ = std::max(peak_replicas_, provisioned_now());
     }
   }
 
-  // Figures as section 9 says.
-  ServerUsage usage(SimTime end) const {
+  // Figures as sections 9 and 11 say.
+  ServerUsage usage(SimTime end_time) const {
+    const std::int64_t until = end_time.count_ns();
     ServerUsage u;
     u.unit = "replica";
     u.units = static_cast<std::uint32_t>(reps_.size());
-    std::uint64_t pre = 0, ev = 0, adm = 0, tok = 0, hits = 0;
-    std::int64_t peak = 0;
-    for (const Replica& rep : reps_) {
-      u.busy += Duration::ns(rep.busy);
-      u.energy_wh += (k_.gpu_idle_w * end.seconds() +
-                      (k_.gpu_max_w - k_.gpu_idle_w) * Duration::ns(rep.busy).seconds()) /
-                     3600;
-      pre += rep.preemptions;
-      ev += rep.evicted;
-      adm += rep.admissions;
-      tok += rep.admitted_tokens;
-      hits += rep.admitted_hits;
-      peak = std::max(peak, rep.peak);
+    std::vector<ClassTotals> totals = totals_;
+    std::vector<ReplicaSpan> spans = spans_;
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      const Replica& rep = reps_[r];
+      if (rep.state == State::kAbsent) continue;
+      add_life(totals[rep.cls], rep, until);
+      spans.push_back({static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rep.cls),
+                       SimTime::ns(rep.since), to_time(rep.active_from), SimTime::ns(until)});
+    }
+    std::int64_t provisioned = 0;
+    for (const ClassTotals& t : totals) {
+      u.busy += Duration::ns(t.busy);
+      u.energy_wh += t.energy_wh;
+      provisioned += t.provisioned;
     }
     const auto v = [](double x) { return std::optional<double>(x); };
     u.figures.push_back({"rejected", v(static_cast<double>(rejected_)), true});
-    u.figures.push_back({"preemptions", v(static_cast<double>(pre)), true});
-    u.figures.push_back({"evicted_blocks", v(static_cast<double>(ev)), true});
-    u.figures.push_back(
-        {"prefix_hit_rate",
-         adm == 0 ? std::nullopt : v(static_cast<double>(hits) / static_cast<double>(tok)), false});
+    u.figures.push_back({"preemptions", v(static_cast<double>(preemptions_)), true});
+    u.figures.push_back({"evicted_blocks", v(static_cast<double>(evicted_)), true});
+    u.figures.push_back({"prefix_hit_rate",
+                         admissions_ == 0 ? std::nullopt
+                                          : v(static_cast<double>(admitted_hits_) /
+                                              static_cast<double>(admitted_tokens_)),
+                         false});
     u.figures.push_back({"steps", v(static_cast<double>(steps.size())), true});
     double batched = 0;
     for (const StepRecord& s : steps)
@@ -170,8 +245,40 @@ class Reference {
     u.figures.push_back(
         {"avg_batch_requests",
          steps.empty() ? std::nullopt : v(batched / static_cast<double>(steps.size())), false});
-    u.figures.push_back({"kv_peak_utilization",
-                         v(static_cast<double>(peak) / static_cast<double>(k_.kv_blocks)), false});
+    u.figures.push_back({"kv_peak_utilization", v(kv_peak_), false});
+    if (!fleet_) return u;
+    u.provisioned = Duration::ns(provisioned);
+    double replica_hours = 0, gpu_hours = 0, cost = 0;
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const ReplicaClass& cls = classes_[c];
+      ClassUsage cu;
+      cu.name = cls.name;
+      cu.replica_hours = static_cast<double>(totals[c].provisioned) / 1e9 / 3600;
+      cu.busy_s = static_cast<double>(totals[c].busy) / 1e9;
+      if (totals[c].provisioned > 0)
+        cu.utilization =
+            static_cast<double>(totals[c].busy) / static_cast<double>(totals[c].provisioned);
+      cu.cost_usd = cls.price_per_gpu_hour * static_cast<double>(cls.gpus) * cu.replica_hours;
+      replica_hours += cu.replica_hours;
+      gpu_hours += static_cast<double>(cls.gpus) * cu.replica_hours;
+      cost += cu.cost_usd;
+      u.classes.push_back(cu);
+      u.class_idle_w.push_back(cls.knobs.gpu_idle_w);
+      u.class_usd_per_hour.push_back(cls.price_per_gpu_hour * static_cast<double>(cls.gpus));
+    }
+    for (const Replica& rep : reps_)
+      u.unit_class.push_back(classes_[rep.cls].name);
+    u.spans = spans;
+    u.figures.push_back({"replica_hours", v(replica_hours), false});
+    u.figures.push_back({"gpu_hours", v(gpu_hours), false});
+    u.figures.push_back({"cost_usd", v(cost), false});
+    u.figures.push_back(
+        {"usd_per_million_tokens",
+         served_tokens_ > 0 ? v(cost * 1e6 / static_cast<double>(served_tokens_)) : std::nullopt,
+         false});
+    u.figures.push_back({"peak_replicas", v(static_cast<double>(peak_replicas_)), true});
+    u.figures.push_back({"scale_ups", v(static_cast<double>(scale_ups_)), true});
+    u.figures.push_back({"scale_downs", v(static_cast<double>(scale_downs_)), true});
     return u;
   }
 
@@ -189,9 +296,122 @@ class Reference {
   std::vector<StepRecord> steps;
   std::vector<Duration> gaps;
   std::vector<test::BusyReport> busy;
+  std::int64_t end = 0;      // the last instant
+  std::uint64_t drains = 0;  // replicas told to go while they held requests
 
  private:
+  static std::optional<SimTime> to_time(std::optional<std::int64_t> t) {
+    if (!t) return std::nullopt;
+    return SimTime::ns(*t);
+  }
   std::int64_t ceil_div(std::int64_t a, std::int64_t b) const { return (a + b - 1) / b; }
+  const BatchingKnobs& knobs(const Replica& rep) const { return classes_[rep.cls].knobs; }
+
+  // A replica of rep's class at `t` with a fresh KV cache (section 4).
+  void activate(Replica& rep, std::int64_t t) {
+    const std::int64_t K = knobs(rep).kv_blocks;
+    rep.state = State::kActive;
+    if (t == 0) rep.since = 0;
+    rep.active_from = t;
+    rep.blocks.assign(K, Block{});
+    rep.free_queue.clear();
+    for (int b = 0; b < K; ++b)
+      rep.free_queue.push_back(b);
+    rep.busy = 0;
+    rep.peak = 0;
+  }
+
+  void add_life(ClassTotals& t, const Replica& rep, std::int64_t until) const {
+    const BatchingKnobs& k = knobs(rep);
+    const std::int64_t provisioned = until - rep.since;
+    t.provisioned += provisioned;
+    t.busy += rep.busy;
+    t.energy_wh += (k.gpu_idle_w * Duration::ns(provisioned).seconds() +
+                    (k.gpu_max_w - k.gpu_idle_w) * Duration::ns(rep.busy).seconds()) /
+                   3600;
+  }
+
+  // The replica in slot r becomes absent at t.
+  void go(std::size_t r, std::int64_t t) {
+    Replica& rep = reps_[r];
+    add_life(totals_[rep.cls], rep, t);
+    spans_.push_back({static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rep.cls),
+                      SimTime::ns(rep.since), to_time(rep.active_from), SimTime::ns(t)});
+    const std::size_t cls = rep.cls;
+    rep = Replica{};
+    rep.cls = cls;
+  }
+
+  std::int64_t provisioned_now() const {
+    std::int64_t n = 0;
+    for (const Replica& rep : reps_)
+      n += rep.state != State::kAbsent;
+    return n;
+  }
+
+  std::int64_t holds(const Replica& rep) const {
+    return static_cast<std::int64_t>(rep.waiting.size() + rep.running.size() + rep.pending.size());
+  }
+
+  // Section 11's evaluation of class c at t.
+  void evaluate(std::size_t c, std::int64_t t) {
+    const Autoscale& a = *classes_[c].autoscale;
+    std::int64_t load = 0, current = 0;
+    std::vector<std::size_t> absent, starting, active;
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      const Replica& rep = reps_[r];
+      if (rep.cls != c) continue;
+      if (rep.state == State::kAbsent) absent.push_back(r);
+      if (rep.state == State::kStarting) starting.push_back(r);
+      if (rep.state == State::kActive) {
+        active.push_back(r);
+        load += holds(rep);
+      }
+    }
+    current = static_cast<std::int64_t>(starting.size() + active.size());
+    const auto wanted =
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(load) / a.target_requests));
+    const std::int64_t desired = std::min(a.max, std::max(a.min, wanted));
+    window_[c].push_back({t, desired});
+    if (desired > current) {
+      for (std::size_t j = 0; j < absent.size() && j < static_cast<std::size_t>(desired - current);
+           ++j) {
+        Replica& rep = reps_[absent[j]];
+        rep.state = State::kStarting;
+        rep.since = t;
+        rep.active_from.reset();
+        rep.activate_at = t + std::max<std::int64_t>(1, a.startup.count_ns());
+        ++scale_ups_;
+      }
+      return;
+    }
+    // The largest desired over (t - delay, t], this evaluation included.
+    std::int64_t floor = desired;
+    for (const auto& [at, d] : window_[c]) {
+      if (at > t - a.scale_down_delay.count_ns() || at == t) floor = std::max(floor, d);
+    }
+    std::int64_t going = current - floor;
+    // Starting ones first, the latest started first, then the highest index.
+    std::stable_sort(starting.begin(), starting.end(), [&](std::size_t x, std::size_t y) {
+      if (reps_[x].since != reps_[y].since) return reps_[x].since > reps_[y].since;
+      return x > y;
+    });
+    for (const std::size_t r : starting) {
+      if (going <= 0) break;
+      go(r, t);
+      ++scale_downs_;
+      --going;
+    }
+    for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
+      ++scale_downs_;
+      if (holds(reps_[*it]) == 0) {
+        go(*it, t);
+      } else {
+        reps_[*it].state = State::kDraining;
+        ++drains;
+      }
+    }
+  }
 
   int find(const Replica& rep, const Identity& id) const {
     for (std::size_t b = 0; b < rep.blocks.size(); ++b) {
@@ -210,7 +430,7 @@ class Reference {
     rep.free_queue.erase(rep.free_queue.begin());
     if (rep.blocks[b].cached) {
       rep.blocks[b].cached = false;
-      ++rep.evicted;
+      ++evicted_;
     }
     rep.blocks[b].count = 1;
     return b;
@@ -256,61 +476,65 @@ class Reference {
       ++h;
     return h;
   }
-  std::int64_t load(const Replica& rep) const {
-    return static_cast<std::int64_t>(rep.waiting.size() + rep.pending.size() + rep.running.size());
-  }
 
+  // Section 8 over the active replicas, in index order; returns a slot.
   std::size_t route(const Req& q) {
-    const std::size_t R = reps_.size();
+    std::vector<std::size_t> view;
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      if (reps_[r].state == State::kActive) view.push_back(r);
+    }
+    const std::size_t n = view.size();
+    const auto load = [&](std::size_t i) { return holds(reps_[view[i]]); };
     const auto least = [&] {
       std::size_t best = 0;
-      for (std::size_t r = 0; r < R; ++r) {
-        if (load(reps_[r]) < load(reps_[best])) best = r;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (load(i) < load(best)) best = i;
       }
-      return best;
+      return view[best];
     };
     switch (k_.router) {
       case RouterKind::kRoundRobin:
-        return rr_++ % R;
+        return view[rr_++ % n];
       case RouterKind::kLeastRequests:
         return least();
       case RouterKind::kKvAware: {
         std::size_t best = 0;
         std::int64_t best_cost = -1;
-        for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const Replica& rep = reps_[view[i]];
           std::int64_t W = 0;
-          for (const int w : reps_[r].waiting)
+          for (const int w : rep.waiting)
             W += reqs_[w].num_tokens() - reqs_[w].computed;
-          for (const auto& [w, c] : reps_[r].pending)
+          for (const auto& [w, c] : rep.pending)
             W += reqs_[w].num_tokens() - reqs_[w].computed;
-          const std::int64_t hit = hit_length(reps_[r], q) * k_.block_tokens;
-          const std::int64_t cost = ceil_div(W + q.p - hit, k_.block_tokens) + used(reps_[r]);
+          const std::int64_t hit = hit_length(rep, q) * k_.block_tokens;
+          const std::int64_t cost = ceil_div(W + q.p - hit, k_.block_tokens) + used(rep);
           if (best_cost < 0 || cost < best_cost) {
-            best = r;
+            best = i;
             best_cost = cost;
           }
         }
-        return best;
+        return view[best];
       }
       case RouterKind::kPrefix: {
-        std::int64_t lo = load(reps_[0]), hi = lo;
-        for (const Replica& rep : reps_) {
-          lo = std::min(lo, load(rep));
-          hi = std::max(hi, load(rep));
+        std::int64_t lo = load(0), hi = lo;
+        for (std::size_t i = 0; i < n; ++i) {
+          lo = std::min(lo, load(i));
+          hi = std::max(hi, load(i));
         }
         if (hi - lo > 32 && static_cast<double>(hi) > 1.1 * static_cast<double>(lo)) {
           return least();
         }
         std::size_t best = 0;
         std::int64_t best_hit = -1;
-        for (std::size_t r = 0; r < R; ++r) {
-          const std::int64_t hit = hit_length(reps_[r], q) * k_.block_tokens;
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::int64_t hit = hit_length(reps_[view[i]], q) * k_.block_tokens;
           if (hit > best_hit) {
-            best = r;
+            best = i;
             best_hit = hit;
           }
         }
-        if (static_cast<double>(best_hit) / static_cast<double>(q.p) > 0.5) return best;
+        if (static_cast<double>(best_hit) / static_cast<double>(q.p) > 0.5) return view[best];
         return least();
       }
     }
@@ -324,6 +548,7 @@ class Reference {
       ++rejected_;
       return;
     }
+    ++unfinished_;
     const std::size_t r = route(q);
     bool stepping = reps_[r].stepping;
     if (k_.lockstep) {
@@ -356,11 +581,16 @@ class Reference {
     }
   }
 
+  bool steps_now(const Replica& rep) const {
+    return rep.state == State::kActive || rep.state == State::kDraining;
+  }
+
   void pass(std::int64_t t) {
     if (!k_.lockstep) {
       for (std::size_t r = 0; r < reps_.size(); ++r) {
         Replica& rep = reps_[r];
-        if (rep.stepping || (rep.running.empty() && rep.waiting.empty())) continue;
+        if (!steps_now(rep) || rep.stepping || (rep.running.empty() && rep.waiting.empty()))
+          continue;
         StepRecord s;
         const std::int64_t len = schedule(r, t, s);
         if (len == 0) continue;
@@ -372,35 +602,37 @@ class Reference {
       if (rep.stepping) return;
     }
     std::vector<StepRecord> formed;
-    std::int64_t end = t;
+    std::int64_t end_ns = t;
     for (std::size_t r = 0; r < reps_.size(); ++r) {
       Replica& rep = reps_[r];
       if (rep.running.empty() && rep.waiting.empty()) continue;
       StepRecord s;
       const std::int64_t len = schedule(r, t, s);
       if (len == 0) continue;
-      end = std::max(end, t + len);
+      end_ns = std::max(end_ns, t + len);
       formed.push_back(s);
     }
     for (StepRecord& s : formed)
-      start_step(s.replica, t, end, s);
+      start_step(s.replica, t, end_ns, s);
   }
 
-  void start_step(std::size_t r, std::int64_t t, std::int64_t end, StepRecord& s) {
+  void start_step(std::size_t r, std::int64_t t, std::int64_t end_ns, StepRecord& s) {
     Replica& rep = reps_[r];
     rep.stepping = true;
-    rep.end = end;
-    rep.busy += end - t;
-    s.end = SimTime::ns(end);
-    busy.push_back({static_cast<std::uint32_t>(r), SimTime::ns(t), SimTime::ns(end)});
+    rep.end = end_ns;
+    rep.busy += end_ns - t;
+    s.end = SimTime::ns(end_ns);
+    busy.push_back({static_cast<std::uint32_t>(r), SimTime::ns(t), SimTime::ns(end_ns)});
     steps.push_back(s);
   }
 
-  // Section 5, literally. Returns step_ns, 0 for an empty batch.
+  // Section 5, literally, with the replica's class's S, Tb and costs.
+  // Returns step_ns, 0 for an empty batch.
   std::int64_t schedule(std::size_t r, std::int64_t t, StepRecord& s) {
     Replica& rep = reps_[r];
+    const BatchingKnobs& kc = knobs(rep);
     const std::int64_t B = k_.block_tokens;
-    std::int64_t budget = k_.max_num_batched_tokens;
+    std::int64_t budget = kc.max_num_batched_tokens;
     bool preempted = false;
     std::uint32_t preemptions = 0;
     rep.batch.clear();
@@ -420,7 +652,7 @@ class Reference {
         release(rep, v);
         v.computed = 0;
         ++v.preemptions;
-        ++rep.preemptions;
+        ++preemptions_;
         ++preemptions;
         rep.waiting.insert(rep.waiting.begin(), last);
         preempted = true;
@@ -440,7 +672,7 @@ class Reference {
     }
     if (!preempted) {
       while (!rep.waiting.empty() && budget > 0 &&
-             static_cast<std::int64_t>(rep.running.size()) < k_.max_num_seqs) {
+             static_cast<std::int64_t>(rep.running.size()) < kc.max_num_seqs) {
         const int w = rep.waiting.front();
         Req& q = reqs_[w];
         const std::int64_t h = hit_length(rep, q);
@@ -468,9 +700,9 @@ class Reference {
         rep.batch.push_back({w, n});
         cbs.push_back(hit);
         budget -= n;
-        ++rep.admissions;
-        rep.admitted_tokens += q.num_tokens();
-        rep.admitted_hits += hit;
+        ++admissions_;
+        admitted_tokens_ += q.num_tokens();
+        admitted_hits_ += hit;
         adm_tokens += q.num_tokens();
         adm_hits += hit;
         if (!reports[w].start) {
@@ -480,6 +712,8 @@ class Reference {
       }
     }
     rep.peak = std::max(rep.peak, used(rep));
+    kv_peak_ =
+        std::max(kv_peak_, static_cast<double>(rep.peak) / static_cast<double>(kc.kv_blocks));
     if (rep.batch.empty()) return 0;
     std::int64_t P = 0, Q = 0, D = 0, A = 0, tokens = 0;
     for (std::size_t e = 0; e < rep.batch.size(); ++e) {
@@ -494,10 +728,10 @@ class Reference {
         Q += n * cb + n * (n + 1) / 2;
       }
     }
-    const double step_s = k_.step_base_s + k_.step_prefill_token_s * static_cast<double>(P) +
-                          k_.step_prefill_pair_s * static_cast<double>(Q) +
-                          k_.step_decode_token_s * static_cast<double>(D) +
-                          k_.step_decode_context_s * static_cast<double>(A);
+    const double step_s = kc.step_base_s + kc.step_prefill_token_s * static_cast<double>(P) +
+                          kc.step_prefill_pair_s * static_cast<double>(Q) +
+                          kc.step_decode_token_s * static_cast<double>(D) +
+                          kc.step_decode_context_s * static_cast<double>(A);
     s.replica = static_cast<std::uint32_t>(r);
     s.start = SimTime::ns(t);
     s.batch_requests = static_cast<std::uint32_t>(rep.batch.size());
@@ -538,17 +772,29 @@ class Reference {
         reports[i].prefix_hit_tokens = q.hit_tokens;
         rep.running.erase(std::find(rep.running.begin(), rep.running.end(), i));
         release(rep, q);
+        --unfinished_;
+        served_tokens_ += q.p + q.o;
       }
     }
     rep.batch.clear();
   }
 
-  BatchingKnobs k_;
+  BatchingKnobs k_;  // the fleet-wide knobs: B, caching, reservation, router, async, lockstep
+  std::vector<ReplicaClass> classes_;
+  bool fleet_ = false;
   std::int64_t L_ = 0;
   std::vector<Req> reqs_;
   std::vector<Replica> reps_;
+  std::vector<ClassTotals> totals_;  // of the lives that ended
+  std::vector<ReplicaSpan> spans_;   // of the lives that ended
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> window_;  // (t, desired)
+  std::vector<std::int64_t> next_evaluation_;
   std::size_t rr_ = 0;
-  std::uint64_t rejected_ = 0;
+  std::uint64_t rejected_ = 0, preemptions_ = 0, evicted_ = 0, admissions_ = 0,
+                admitted_tokens_ = 0, admitted_hits_ = 0;
+  std::int64_t unfinished_ = 0, served_tokens_ = 0, peak_replicas_ = 0;
+  std::uint64_t scale_ups_ = 0, scale_downs_ = 0;
+  double kv_peak_ = 0;
 };
 
 }  // namespace naive
@@ -560,32 +806,13 @@ struct Workload {
   std::vector<FedRequest> requests;
 };
 
-Workload random_workload(std::uint64_t seed) {
-  pcg32 rng(seed);
+// Up to 40 requests that fit in L: equal instants, shared prefixes along
+// three chains of block ids, prompts of 0 and half tokens, no output.
+void add_requests(pcg32& rng, std::int64_t block_tokens, std::int64_t L, Workload& w) {
   const auto pick = [&](std::uint32_t n) { return rng(n); };
-  Workload w;
-  BatchingKnobs& k = w.knobs;
-  k.replicas = 1 + pick(3);
-  k.router = static_cast<RouterKind>(pick(4));
-  k.block_tokens = std::int64_t{1} << pick(3);  // 1, 2, 4
-  k.kv_blocks = 3 + pick(22);
-  k.max_num_batched_tokens = 1 + pick(24);
-  k.max_num_seqs = 1 + pick(std::min<std::uint32_t>(6, k.max_num_batched_tokens));
-  if (pick(3) == 0)
-    k.max_model_len = 1 + pick(static_cast<std::uint32_t>(k.kv_blocks * k.block_tokens));
-  k.prefix_caching = pick(4) != 0;
-  k.reserve_full_prompt = pick(2) == 0;
-  k.async_scheduling = pick(3) == 0;
-  k.lockstep = pick(3) == 0;
-  k.step_base_s = (1 + pick(20)) * 1e-4;
-  k.step_prefill_token_s = pick(50) * 1e-6;
-  k.step_prefill_pair_s = pick(2) == 0 ? 0 : pick(30) * 1e-9;
-  k.step_decode_token_s = pick(30) * 1e-6;
-  k.step_decode_context_s = pick(2) == 0 ? 0 : pick(30) * 1e-8;
   // Bh = B, 2B or 4B, now and then 64B (an id spans two of the map's groups).
   const std::uint32_t id_tokens =
-      pick(5) == 0 ? 0 : static_cast<std::uint32_t>(k.block_tokens << (pick(6) == 0 ? 6 : pick(3)));
-  const std::int64_t L = k.model_len();
+      pick(5) == 0 ? 0 : static_cast<std::uint32_t>(block_tokens << (pick(6) == 0 ? 6 : pick(3)));
   // Shared prefixes: three chains of ids a request starts along.
   const std::size_t count = 1 + pick(40);
   w.ids.reserve(count);
@@ -611,6 +838,31 @@ Workload random_workload(std::uint64_t seed) {
     const std::int64_t up = pick(2) == 0 ? 0 : pick(3'000'000);
     w.requests.push_back(test::fed(arrival, context, generated, w.ids.back(), id_tokens, up));
   }
+}
+
+Workload random_workload(std::uint64_t seed) {
+  pcg32 rng(seed);
+  const auto pick = [&](std::uint32_t n) { return rng(n); };
+  Workload w;
+  BatchingKnobs& k = w.knobs;
+  k.replicas = 1 + pick(3);
+  k.router = static_cast<RouterKind>(pick(4));
+  k.block_tokens = std::int64_t{1} << pick(3);  // 1, 2, 4
+  k.kv_blocks = 3 + pick(22);
+  k.max_num_batched_tokens = 1 + pick(24);
+  k.max_num_seqs = 1 + pick(std::min<std::uint32_t>(6, k.max_num_batched_tokens));
+  if (pick(3) == 0)
+    k.max_model_len = 1 + pick(static_cast<std::uint32_t>(k.kv_blocks * k.block_tokens));
+  k.prefix_caching = pick(4) != 0;
+  k.reserve_full_prompt = pick(2) == 0;
+  k.async_scheduling = pick(3) == 0;
+  k.lockstep = pick(3) == 0;
+  k.step_base_s = (1 + pick(20)) * 1e-4;
+  k.step_prefill_token_s = pick(50) * 1e-6;
+  k.step_prefill_pair_s = pick(2) == 0 ? 0 : pick(30) * 1e-9;
+  k.step_decode_token_s = pick(30) * 1e-6;
+  k.step_decode_context_s = pick(2) == 0 ? 0 : pick(30) * 1e-8;
+  add_requests(rng, k.block_tokens, k.model_len(), w);
   return w;
 }
 
@@ -631,6 +883,33 @@ void expect_same_step(const StepRecord& a, const StepRecord& b, std::size_t i) {
   EXPECT_EQ(a.hit_tokens, b.hit_tokens) << "step " << i;
 }
 
+// Every step, every request's instants, every token gap and busy period.
+void expect_same_instants(const test::ServerHarness& harness, const naive::Reference& ref,
+                          std::size_t requests) {
+  ASSERT_EQ(harness.steps.size(), ref.steps.size());
+  for (std::size_t i = 0; i < ref.steps.size(); ++i)
+    expect_same_step(harness.steps[i], ref.steps[i], i);
+  for (std::size_t i = 0; i < requests; ++i) {
+    const RequestReport &a = harness.reports[i], &b = ref.reports[i];
+    EXPECT_EQ(a.start, b.start) << "request " << i;
+    EXPECT_EQ(a.unit, b.unit) << "request " << i;
+    EXPECT_EQ(a.first_token, b.first_token) << "request " << i;
+    EXPECT_EQ(a.finish, b.finish) << "request " << i;
+    EXPECT_EQ(a.rejected, b.rejected) << "request " << i;
+    EXPECT_EQ(a.preemptions, b.preemptions) << "request " << i;
+    EXPECT_EQ(a.prefix_hit_tokens, b.prefix_hit_tokens) << "request " << i;
+    // Conservation: finished or rejected, never both.
+    EXPECT_NE(a.finish.has_value(), a.rejected.has_value()) << "request " << i;
+  }
+  EXPECT_EQ(harness.gaps, ref.gaps);
+  ASSERT_EQ(harness.busy_periods.size(), ref.busy.size());
+  for (std::size_t i = 0; i < ref.busy.size(); ++i) {
+    EXPECT_EQ(harness.busy_periods[i].unit, ref.busy[i].unit);
+    EXPECT_EQ(harness.busy_periods[i].from, ref.busy[i].from);
+    EXPECT_EQ(harness.busy_periods[i].to, ref.busy[i].to);
+  }
+}
+
 TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
   std::uint64_t preempting = 0, evicting = 0, rejecting = 0, hitting = 0;
   const char* env = std::getenv("BATCHING_REFERENCE_SEEDS");
@@ -641,31 +920,10 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
     BatchingServer server(w.knobs);
     test::ServerHarness harness(server);
     harness.run(w.requests);
-    naive::Reference ref(w.knobs, w.requests);
+    naive::Reference ref(w.knobs, {}, w.requests);
     ref.run();
 
-    ASSERT_EQ(harness.steps.size(), ref.steps.size());
-    for (std::size_t i = 0; i < ref.steps.size(); ++i)
-      expect_same_step(harness.steps[i], ref.steps[i], i);
-    for (std::size_t i = 0; i < w.requests.size(); ++i) {
-      const RequestReport &a = harness.reports[i], &b = ref.reports[i];
-      EXPECT_EQ(a.start, b.start) << "request " << i;
-      EXPECT_EQ(a.unit, b.unit) << "request " << i;
-      EXPECT_EQ(a.first_token, b.first_token) << "request " << i;
-      EXPECT_EQ(a.finish, b.finish) << "request " << i;
-      EXPECT_EQ(a.rejected, b.rejected) << "request " << i;
-      EXPECT_EQ(a.preemptions, b.preemptions) << "request " << i;
-      EXPECT_EQ(a.prefix_hit_tokens, b.prefix_hit_tokens) << "request " << i;
-      // Conservation: finished or rejected, never both.
-      EXPECT_NE(a.finish.has_value(), a.rejected.has_value()) << "request " << i;
-    }
-    EXPECT_EQ(harness.gaps, ref.gaps);
-    ASSERT_EQ(harness.busy_periods.size(), ref.busy.size());
-    for (std::size_t i = 0; i < ref.busy.size(); ++i) {
-      EXPECT_EQ(harness.busy_periods[i].unit, ref.busy[i].unit);
-      EXPECT_EQ(harness.busy_periods[i].from, ref.busy[i].from);
-      EXPECT_EQ(harness.busy_periods[i].to, ref.busy[i].to);
-    }
+    expect_same_instants(harness, ref, w.requests.size());
     const SimTime end = harness.end + Duration::ns(12345);
     const ServerUsage a = server.usage(end), b = ref.usage(end);
     EXPECT_EQ(a.unit, b.unit);
@@ -700,6 +958,164 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
   EXPECT_GT(evicting, 40u);
   EXPECT_GT(rejecting, 20u);
   EXPECT_GT(hitting, 80u);
+}
+
+// A random small fleet (section 11): one to three classes, each with its own
+// S, Tb, K, costs, power, GPUs and price, two in three autoscaled on short
+// intervals with start-ups, stabilization windows and targets that make it
+// scale up, down and drain within a few hundred milliseconds.
+struct Fleet {
+  Workload workload;  // its knobs: the section's, the fleet-wide ones
+  std::vector<ReplicaClass> classes;
+};
+
+Fleet random_fleet(std::uint64_t seed) {
+  pcg32 rng(seed, 11);
+  const auto pick = [&](std::uint32_t n) { return rng(n); };
+  Fleet f;
+  BatchingKnobs& k = f.workload.knobs;
+  k.router = static_cast<RouterKind>(pick(4));
+  k.block_tokens = std::int64_t{1} << pick(3);
+  k.prefix_caching = pick(4) != 0;
+  k.reserve_full_prompt = pick(2) == 0;
+  k.async_scheduling = pick(3) == 0;
+  const std::uint32_t count = 1 + pick(3);
+  std::int64_t least_k = 0;
+  for (std::uint32_t c = 0; c < count; ++c) {
+    ReplicaClass cls;
+    cls.name = "class" + std::to_string(c);
+    BatchingKnobs& ck = cls.knobs;
+    ck = k;
+    ck.kv_blocks = 3 + pick(22);
+    ck.max_num_batched_tokens = 1 + pick(24);
+    ck.max_num_seqs = 1 + pick(std::min<std::uint32_t>(6, ck.max_num_batched_tokens));
+    ck.step_base_s = (1 + pick(20)) * 1e-4;
+    ck.step_prefill_token_s = pick(50) * 1e-6;
+    ck.step_prefill_pair_s = pick(2) == 0 ? 0 : pick(30) * 1e-9;
+    ck.step_decode_token_s = pick(30) * 1e-6;
+    ck.step_decode_context_s = pick(2) == 0 ? 0 : pick(30) * 1e-8;
+    ck.gpu_idle_w = 50 + pick(100);
+    ck.gpu_max_w = ck.gpu_idle_w + pick(600);
+    cls.gpus = 1 + pick(4);
+    cls.price_per_gpu_hour = 0.25 * pick(16);
+    if (pick(3) != 0) {
+      Autoscale a;
+      a.min = 1 + pick(2);
+      a.max = a.min + pick(4);
+      a.interval = Duration::ns((1 + pick(10)) * 1'000'000);
+      a.target_requests = pick(4) == 0 ? 0.5 : 1 + pick(4);
+      a.startup = Duration::ns(pick(4) == 0 ? 0 : pick(10) * 1'000'000);
+      a.scale_down_delay = Duration::ns(pick(3) == 0 ? 0 : pick(20) * 1'000'000);
+      cls.replicas = a.min + pick(static_cast<std::uint32_t>(a.max - a.min + 1));
+      cls.autoscale = a;
+    } else {
+      cls.replicas = 1 + pick(2);
+    }
+    least_k = c == 0 ? ck.kv_blocks : std::min(least_k, ck.kv_blocks);
+    f.classes.push_back(cls);
+  }
+  // The section's K is the least class's, so its max_model_len is the
+  // fleet's default; now and then a shorter one is given.
+  k.kv_blocks = least_k;
+  if (pick(3) == 0)
+    k.max_model_len = 1 + pick(static_cast<std::uint32_t>(least_k * k.block_tokens));
+  add_requests(rng, k.block_tokens, k.model_len(), f.workload);
+  return f;
+}
+
+double relative_gap(double a, double b) {
+  return std::abs(a - b) / std::max({1e-300, std::abs(a), std::abs(b)});
+}
+
+// Section 11 against the naive implementation: slots, the routers' view of the
+// active replicas, evaluations, start-ups, stabilization, draining, billing.
+// Instants and counts must be equal; sums of doubles (hours, dollars, watt-
+// hours), added up in another order here, within 1e-12 of each other.
+TEST(BatchingServerReference, RandomFleetsAgreeWithANaiveImplementation) {
+  std::uint64_t scaled_up = 0, scaled_down = 0, drained = 0, several = 0, rejecting = 0;
+  const char* env = std::getenv("BATCHING_REFERENCE_SEEDS");
+  const std::uint64_t seeds = env ? std::strtoull(env, nullptr, 10) : 2000;
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE("fleet seed " + std::to_string(seed));
+    const Fleet f = random_fleet(seed);
+    const Workload& w = f.workload;
+    BatchingServer server(w.knobs, f.classes);
+    test::ServerHarness harness(server);
+    harness.run(w.requests);
+    naive::Reference ref(w.knobs, f.classes, w.requests);
+    ref.run();
+
+    expect_same_instants(harness, ref, w.requests.size());
+    // The model's last event may be the start-up of a replica that went while
+    // starting, which activates nothing and is no instant of the run.
+    EXPECT_LE(SimTime::ns(ref.end), harness.end);
+    const SimTime end = harness.end + Duration::ns(12345);
+    const ServerUsage a = server.usage(end), b = ref.usage(end);
+    EXPECT_EQ(a.units, b.units);
+    EXPECT_EQ(a.busy, b.busy);
+    EXPECT_EQ(a.provisioned, b.provisioned);
+    EXPECT_LT(relative_gap(a.energy_wh, b.energy_wh), 1e-12);
+    ASSERT_EQ(a.figures.size(), b.figures.size());
+    for (std::size_t i = 0; i < a.figures.size(); ++i) {
+      EXPECT_EQ(a.figures[i].key, b.figures[i].key);
+      EXPECT_EQ(a.figures[i].integer, b.figures[i].integer) << a.figures[i].key;
+      ASSERT_EQ(a.figures[i].value.has_value(), b.figures[i].value.has_value()) << a.figures[i].key;
+      if (a.figures[i].value) {
+        EXPECT_LT(relative_gap(*a.figures[i].value, *b.figures[i].value), 1e-12)
+            << a.figures[i].key << " " << *a.figures[i].value << " " << *b.figures[i].value;
+      }
+    }
+    EXPECT_EQ(a.unit_class, b.unit_class);
+    EXPECT_EQ(a.class_idle_w, b.class_idle_w);
+    EXPECT_EQ(a.class_usd_per_hour, b.class_usd_per_hour);
+    ASSERT_EQ(a.classes.size(), b.classes.size());
+    for (std::size_t c = 0; c < a.classes.size(); ++c) {
+      EXPECT_EQ(a.classes[c].name, b.classes[c].name);
+      EXPECT_LT(relative_gap(a.classes[c].replica_hours, b.classes[c].replica_hours), 1e-12);
+      EXPECT_LT(relative_gap(a.classes[c].busy_s, b.classes[c].busy_s), 1e-12);
+      EXPECT_LT(relative_gap(a.classes[c].cost_usd, b.classes[c].cost_usd), 1e-12);
+      ASSERT_EQ(a.classes[c].utilization.has_value(), b.classes[c].utilization.has_value());
+      if (a.classes[c].utilization) {
+        EXPECT_LT(relative_gap(*a.classes[c].utilization, *b.classes[c].utilization), 1e-12);
+      }
+    }
+    // The replicas' lives, by when they ended, then slot.
+    const auto by_end = [](std::vector<ReplicaSpan> spans) {
+      std::sort(spans.begin(), spans.end(), [](const ReplicaSpan& x, const ReplicaSpan& y) {
+        return std::tie(x.to, x.unit, x.from) < std::tie(y.to, y.unit, y.from);
+      });
+      return spans;
+    };
+    const std::vector<ReplicaSpan> sa = by_end(a.spans), sb = by_end(b.spans);
+    ASSERT_EQ(sa.size(), sb.size());
+    for (std::size_t i = 0; i < sa.size(); ++i) {
+      EXPECT_EQ(sa[i].unit, sb[i].unit) << "span " << i;
+      EXPECT_EQ(sa[i].cls, sb[i].cls) << "span " << i;
+      EXPECT_EQ(sa[i].from, sb[i].from) << "span " << i;
+      EXPECT_EQ(sa[i].active_from, sb[i].active_from) << "span " << i;
+      EXPECT_EQ(sa[i].to, sb[i].to) << "span " << i;
+    }
+    EXPECT_EQ(test::ServerInspector::in_flight(server), 0u);
+    EXPECT_TRUE(ref.all_blocks_free());
+    const auto figure = [&](const char* key) {
+      for (const ServerFigure& fig : a.figures) {
+        if (fig.key == key) return fig.value.value_or(0);
+      }
+      return 0.0;
+    };
+    scaled_up += figure("scale_ups") > 0;
+    scaled_down += figure("scale_downs") > 0;
+    drained += ref.drains > 0;
+    several += f.classes.size() > 1;
+    rejecting += figure("rejected") > 0;
+    if (HasFailure()) break;
+  }
+  // The fleets reach the rules they are meant to test.
+  EXPECT_GT(scaled_up, seeds / 8);
+  EXPECT_GT(scaled_down, seeds / 4);
+  EXPECT_GT(drained, seeds / 20);
+  EXPECT_GT(several, seeds / 2);
+  EXPECT_GT(rejecting, seeds / 4);
 }
 
 }  // namespace
