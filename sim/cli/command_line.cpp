@@ -191,7 +191,8 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                      "a measured run is replayed on the engine it ran on, not on a fleet: leave "
                      "batching.fleet out with --measured");
   }
-  const bool measured_batching = vm.count("measured") && settings.server_kind == "batching";
+  const bool measured_batching =
+      vm.count("measured") && server_section(settings.server_kind) == "batching";
   if (vm.count("measured") && !measured_batching &&
       is_measured_run_folder(vm["measured"].as<std::string>())) {
     throw InputError("", 0, "--measured",

@@ -344,7 +344,7 @@ std::string figure_text(const Summary& summary, const std::string& key) {
 void refuse_batching_knobs_elsewhere(const po::variables_map& vm, const Settings& settings,
                                      const std::set<std::string>& file_keys,
                                      const std::vector<std::string>& varied) {
-  if (settings.server_kind == "batching") return;
+  if (server_section(settings.server_kind) == "batching") return;
   if (std::find(varied.begin(), varied.end(), "server.kind") != varied.end()) return;
   const auto batching = [](const std::string& key) { return key.rfind("batching.", 0) == 0; };
   const std::string why = "applies to the batching server only, and this run's server is " +

@@ -410,6 +410,112 @@ void BatchingServer::evaluate() {
   schedule_evaluation(now);
 }
 
+ServerDescription BatchingServer::describe() const {
+  ServerDescription d;
+  d.kind = "batching";
+  d.unit = "replica";
+  d.units = static_cast<std::uint32_t>(replicas_.size());
+  if (fleet_) {
+    for (const Replica& r : replicas_) {
+      const BatchingKnobs& k = classes_[r.cls].knobs;
+      d.unit_dynamic_w.push_back(k.gpu_max_w - k.gpu_idle_w);
+    }
+  }
+  const std::string router = "router " + to_string(knobs_.router);
+  if (fleet_) {
+    // "a fleet of big (1) and small (1 to 4, autoscaled from 1) (router ...)"
+    d.headline = "a fleet of ";
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const ReplicaClass& cls = classes_[c];
+      std::string count = std::to_string(cls.replicas);
+      if (cls.autoscale) {
+        count = std::to_string(cls.autoscale->min) + " to " + std::to_string(cls.autoscale->max) +
+                ", autoscaled from " + count;
+      }
+      d.headline += std::string(c == 0                     ? ""
+                                : c + 1 == classes_.size() ? " and "
+                                                           : ", ") +
+                    cls.name + " (" + count + ")";
+    }
+    d.headline += " (" + router + ")";
+  } else {
+    d.headline = std::to_string(knobs_.replicas) +
+                 (knobs_.replicas == 1 ? " batching replica" : " batching replicas") + " (" +
+                 router + ", " + std::to_string(knobs_.kv_blocks) + " KV blocks of " +
+                 std::to_string(knobs_.block_tokens) + " tokens each)";
+  }
+  d.wait_name = "Wait to be scheduled";
+  d.wait_title = "Wait to be Scheduled";
+  d.wait_meaning = "server to the first step it is part of.";
+  d.queue_title = "Requests waiting to be scheduled";
+  d.queue_until = "entered a step";
+  d.busy_words = "replicas step";
+  d.labels = {{"compute_s", "Total replica busy time"},
+              {"utilization", "Average replica utilization (time stepping)"},
+              {"waiting_total_s", "Total time spent waiting to be scheduled"}};
+  d.table_after_requests = {"rejected"};
+  d.table_after_compute = {};
+  d.table_after_tpot = {"itl_mean_s"};
+  d.table_last = {"prefix_hit_rate",       "preemptions",        "evicted_blocks",
+                  "kv_peak_utilization",   "avg_batch_requests", "replica_hours",
+                  "peak_replicas",         "scale_ups",          "cost_usd",
+                  "usd_per_million_tokens"};
+  d.figure_groups = {
+      {"Server", {"utilization", "compute_s", "waiting_total_s", "traffic_mb", "energy_wh"}},
+      {"Batching server",
+       {"prefix_hit_rate", "preemptions", "evicted_blocks", "kv_peak_utilization",
+        "avg_batch_requests", "steps"}},
+      {"Fleet and bill",
+       {"replica_hours", "gpu_hours", "peak_replicas", "scale_ups", "scale_downs", "cost_usd",
+        "usd_per_million_tokens"}}};
+  d.knob_title = "Batching server";
+  d.knobs = {
+      {"Replicas", "batching", "replicas", ""},
+      {"Router", "batching", "router", ""},
+      {"Most requests running a replica", "batching", "max_num_seqs", ""},
+      {"Most tokens a step", "batching", "max_num_batched_tokens", ""},
+      {"KV blocks a replica", "batching", "kv_blocks", ""},
+      {"Tokens a KV block", "batching", "block_tokens", ""},
+      {"Longest request (tokens)", "batching", "max_model_len", ""},
+      {"Prefix caching", "batching", "prefix_caching", ""},
+      {"Admit only whole prompts", "batching", "reserve_full_prompt", ""},
+      {"Step, fixed cost", "batching", "step_base_s", " s"},
+      {"Step, a prefill token", "batching", "step_prefill_token_s", " s"},
+      {"Step, a prefill attention pair", "batching", "step_prefill_pair_s", " s"},
+      {"Step, a decode token", "batching", "step_decode_token_s", " s"},
+      {"Step, a context token read by a decode", "batching", "step_decode_context_s", " s"},
+      {"Step, the weights read", "batching", "step_weights_s", " s"},
+      {"Step, an expert's weights read", "batching", "step_expert_s", " s"},
+      {"Experts, and those a token is routed to", "batching", "moe_experts", "",
+       "moe_active_experts", ""},
+      {"Step is the larger of memory and compute", "batching", "step_roofline", ""},
+      {"Power of a replica, idle / stepping", "batching", "gpu_idle_w", " W", "gpu_max_w", " W"},
+      {"Asynchronous scheduling", "batching", "async_scheduling", ""},
+      {"Replicas in lockstep", "batching", "lockstep", ""}};
+  d.latency_terms = {{"ITL",
+                      "inter-token latency: every gap between two consecutive tokens of a "
+                      "request, as the replicas' steps produce them."}};
+  d.server_terms = {
+      {"Utilization and energy",
+       "the replicas' stepping time over their time, and their idle power plus the share of it "
+       "while stepping, plus the devices' radios."},
+      {"KV cache and batches",
+       "the blocks in use as each step found them, the requests a step runs, the share of the "
+       "admitted tokens found in the prefix cache, and the requests preempted for want of "
+       "blocks."}};
+  d.series_words =
+      ", the batching server's running and waiting requests, KV blocks, steps and prefix hits";
+  d.steps = true;
+  // The KV blocks of its replicas, when their number is fixed.
+  double blocks = 0;
+  for (const ReplicaClass& cls : classes_) {
+    if (cls.autoscale) return d;
+    blocks += static_cast<double>(cls.replicas) * static_cast<double>(cls.knobs.kv_blocks);
+  }
+  d.kv_blocks = blocks;
+  return d;
+}
+
 ServerUsage BatchingServer::usage(SimTime end) const {
   ServerUsage usage;
   usage.unit = "replica";

@@ -46,6 +46,7 @@ class BatchingServer final : public ServerModel {
   void accept(std::uint64_t id, const Request& request, SimTime server_arrival) override;
   void handle(std::uint32_t kind, std::uint64_t subject) override;
   ServerUsage usage(SimTime end) const override;
+  ServerDescription describe() const override;
   double energy_wh(Duration length, Duration busy) const override;
 
   // The tests look at the replicas and the slots in flight

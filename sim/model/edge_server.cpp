@@ -1,6 +1,7 @@
 #include "model/edge_server.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <stdexcept>
 
@@ -34,6 +35,16 @@ void EdgeServer::accept(std::uint64_t id, const Request& request, SimTime server
   context_->busy(a.core, a.start, a.finish);
   context_->first_token(id, a.start + cost.first_token);
   context_->finished(id, a.finish, 0, 0);
+}
+
+ServerDescription EdgeServer::describe() const {
+  ServerDescription d;  // its defaults are the edge server's words
+  d.units = knobs_.cores;
+  char mips[32];
+  const auto written = std::to_chars(mips, mips + sizeof(mips), knobs_.mips_per_core);
+  d.headline = std::to_string(knobs_.cores) + (knobs_.cores == 1 ? " core of " : " cores of ") +
+               std::string(mips, written.ptr) + " MIPS";
+  return d;
 }
 
 ServerUsage EdgeServer::usage(SimTime end) const {

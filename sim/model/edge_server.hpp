@@ -69,6 +69,7 @@ class EdgeServer : public ServerModel {
   void accept(std::uint64_t id, const Request& request, SimTime server_arrival) override;
   void handle(std::uint32_t, std::uint64_t) override {}
   ServerUsage usage(SimTime end) const override;
+  ServerDescription describe() const override;
   double energy_wh(Duration length, Duration busy) const override;
 
  private:

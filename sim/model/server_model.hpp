@@ -3,9 +3,10 @@
 // the server each request as its device issues it; the server schedules its
 // own events on the engine, says what happens to each request as it happens
 // (start, first token, finish, or rejection) and what it did step by step, and
-// at the end what it used (busy time, energy, its own figures). Nothing
-// outside a model names a particular server; the scenario picks one by
-// `server.kind`.
+// at the end what it used (busy time, energy, its own figures), and how the
+// reports should speak of it (describe). Nothing outside a model names a
+// particular server; make_server (model/server_kinds.hpp) builds the one
+// `server.kind` names.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include "core/sim_time.hpp"
 #include "engine/event.hpp"
+#include "model/server_description.hpp"
 #include "request/request.hpp"
 
 namespace infersim {
@@ -151,6 +153,8 @@ class ServerModel {
   virtual void handle(std::uint32_t kind, std::uint64_t subject) = 0;
   // After the run (every request finished or rejected).
   virtual ServerUsage usage(SimTime end) const = 0;
+  // What it is and has, in the words the reports use (model/server_description.hpp).
+  virtual ServerDescription describe() const = 0;
   // The server's energy over a stretch of `length` in which its units were
   // busy `busy` in all (time series slices; MODEL.md section 8's server term).
   virtual double energy_wh(Duration length, Duration busy) const = 0;

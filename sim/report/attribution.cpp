@@ -73,7 +73,7 @@ std::string attribution_table(const std::vector<AttributedFigure>& figures,
                                          "Rec/syn", "Timing",   "Size mix", "Larger"};
   std::vector<std::vector<std::string>> rows = {head};
   for (const AttributedFigure& f : figures) {
-    const FigureRow row{figure_label(f.key, recorded.server_kind), f.key, figure_unit(f.key)};
+    const FigureRow row{figure_label(f.key, recorded.server), f.key, figure_unit(f.key)};
     std::string larger = f.larger;
     if (f.timing_share) {
       larger += " (" + fixed(*f.timing_share * 100, 0) + " % timing)";

@@ -223,8 +223,7 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
   distribution("tpot", "TPOT", "Time per Output Token (excl. 1st token)");
   distribution("itl", "ITL", "Inter-token Latency");
   distribution("e2el", "E2EL", "End-to-end Latency");
-  distribution("wait", "wait",
-               first.server_kind == "batching" ? "Wait to be Scheduled" : "Wait for a Core");
+  distribution("wait", "wait", first.server.wait_title);
 
   section("Deadlines");
   {

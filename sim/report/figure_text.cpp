@@ -11,10 +11,6 @@
 namespace infersim {
 namespace {
 
-bool batching(const std::string& server_kind) {
-  return server_kind == "batching";
-}
-
 // "ttft_p99.9_s" -> ("ttft", "99.9"); none for a key of another shape.
 std::optional<std::pair<std::string, std::string>> percentile_parts(const std::string& key) {
   const auto at = key.rfind("_p");
@@ -30,12 +26,12 @@ std::optional<std::pair<std::string, std::string>> percentile_parts(const std::s
 
 // The name of a distribution the summary holds the mean and percentiles of.
 std::optional<std::string> distribution_name(const std::string& metric,
-                                             const std::string& server_kind) {
+                                             const ServerDescription& server) {
   if (metric == "ttft") return "Time to first token (TTFT)";
   if (metric == "tpot") return "Time per output token (TPOT)";
   if (metric == "itl") return "Inter-token latency (ITL)";
   if (metric == "e2el" || metric == "makespan") return "E2E latency";
-  if (metric == "wait") return wait_name(server_kind);
+  if (metric == "wait") return server.wait_name;
   return std::nullopt;
 }
 
@@ -69,72 +65,65 @@ std::string series_label(const ModeResult& r) {
   return label;
 }
 
-std::string wait_name(const std::string& server_kind) {
-  return batching(server_kind) ? "Wait to be scheduled" : "Wait for a core";
-}
-
-std::string figure_label(const std::string& key, const std::string& kind) {
+std::string figure_label(const std::string& key, const ServerDescription& server) {
+  for (const auto& [own, label] : server.labels) {
+    if (key == own) return label;
+  }
   struct Name {
     const char* key;
-    const char* edge;
-    const char* batching;  // nullptr: the same
+    const char* label;
   };
   static const Name kNames[] = {
-      {"requests", "Requests generated", nullptr},
-      {"dropped", "Dropped (arrived after the run's end)", nullptr},
-      {"rejected", "Rejected (longer than max_model_len)", nullptr},
-      {"deadline_met", "Requests that met their deadline", nullptr},
-      {"deadline_missed", "Requests that missed their deadline", nullptr},
-      {"success_rate", "Requests that met their deadline", nullptr},
-      {"compute_s", "Total compute executed", "Total replica busy time"},
-      {"avg_exec_s", "Execution time of a request, mean", nullptr},
-      {"utilization", "Average edge CPU utilization",
-       "Average replica utilization (time stepping)"},
-      {"waiting_total_s", "Total time spent waiting for a core",
-       "Total time spent waiting to be scheduled"},
-      {"avg_makespan_ok_s", "E2E latency, mean over deadline-met requests", nullptr},
-      {"avg_budget_s", "Deadline budget, mean", nullptr},
-      {"traffic_mb", "Total traffic", nullptr},
-      {"energy_wh", "Energy of the run", nullptr},
-      {"run_length_s", "Run length", nullptr},
-      {"end_s", "End of the run (run length, or the last response when later)", nullptr},
-      {"benchmark_duration_s", "Benchmark duration (first arrival to last response)", nullptr},
-      {"total_input_tokens", "Total input tokens", nullptr},
-      {"total_output_tokens", "Total generated tokens", nullptr},
-      {"request_throughput_rps", "Request throughput", nullptr},
-      {"output_throughput_tps", "Output token throughput", nullptr},
-      {"total_token_throughput_tps", "Total token throughput", nullptr},
-      {"peak_output_throughput_tps", "Peak output token throughput (most in one second)", nullptr},
-      {"max_concurrent_requests", "Peak concurrent requests", nullptr},
-      {"good_requests", "Requests meeting every goodput bound", nullptr},
-      {"good_request_fraction", "Share meeting every goodput bound", nullptr},
-      {"goodput_rps", "Goodput", nullptr},
-      {"preemptions", "Preemptions", nullptr},
-      {"evicted_blocks", "KV blocks evicted", nullptr},
-      {"prefix_hit_rate", "Prefix cache hit rate", nullptr},
-      {"steps", "Steps", nullptr},
-      {"avg_batch_requests", "Batch size, mean (requests a step)", nullptr},
-      {"kv_peak_utilization", "KV cache use, peak", nullptr},
-      {"replica_hours", "Replica-hours provisioned", nullptr},
-      {"gpu_hours", "GPU-hours provisioned", nullptr},
-      {"cost_usd", "Cost of the run ($)", nullptr},
-      {"usd_per_million_tokens", "Cost a million tokens served ($)", nullptr},
-      {"peak_replicas", "Replicas provisioned, peak", nullptr},
-      {"scale_ups", "Replicas started by the autoscaler", nullptr},
-      {"scale_downs", "Replicas the autoscaler let go", nullptr},
+      {"requests", "Requests generated"},
+      {"dropped", "Dropped (arrived after the run's end)"},
+      {"rejected", "Rejected (longer than max_model_len)"},
+      {"deadline_met", "Requests that met their deadline"},
+      {"deadline_missed", "Requests that missed their deadline"},
+      {"success_rate", "Requests that met their deadline"},
+      {"avg_exec_s", "Execution time of a request, mean"},
+      {"avg_makespan_ok_s", "E2E latency, mean over deadline-met requests"},
+      {"avg_budget_s", "Deadline budget, mean"},
+      {"traffic_mb", "Total traffic"},
+      {"energy_wh", "Energy of the run"},
+      {"run_length_s", "Run length"},
+      {"end_s", "End of the run (run length, or the last response when later)"},
+      {"benchmark_duration_s", "Benchmark duration (first arrival to last response)"},
+      {"total_input_tokens", "Total input tokens"},
+      {"total_output_tokens", "Total generated tokens"},
+      {"request_throughput_rps", "Request throughput"},
+      {"output_throughput_tps", "Output token throughput"},
+      {"total_token_throughput_tps", "Total token throughput"},
+      {"peak_output_throughput_tps", "Peak output token throughput (most in one second)"},
+      {"max_concurrent_requests", "Peak concurrent requests"},
+      {"good_requests", "Requests meeting every goodput bound"},
+      {"good_request_fraction", "Share meeting every goodput bound"},
+      {"goodput_rps", "Goodput"},
+      {"preemptions", "Preemptions"},
+      {"evicted_blocks", "KV blocks evicted"},
+      {"prefix_hit_rate", "Prefix cache hit rate"},
+      {"steps", "Steps"},
+      {"avg_batch_requests", "Batch size, mean (requests a step)"},
+      {"kv_peak_utilization", "KV cache use, peak"},
+      {"replica_hours", "Replica-hours provisioned"},
+      {"gpu_hours", "GPU-hours provisioned"},
+      {"cost_usd", "Cost of the run ($)"},
+      {"usd_per_million_tokens", "Cost a million tokens served ($)"},
+      {"peak_replicas", "Replicas provisioned, peak"},
+      {"scale_ups", "Replicas started by the autoscaler"},
+      {"scale_downs", "Replicas the autoscaler let go"},
   };
   for (const Name& n : kNames) {
-    if (key == n.key) return batching(kind) && n.batching != nullptr ? n.batching : n.edge;
+    if (key == n.key) return n.label;
   }
-  if (key == "avg_wait_s" || key == "wait_mean_s") return wait_name(kind) + ", mean";
+  if (key == "avg_wait_s" || key == "wait_mean_s") return server.wait_name + ", mean";
   if (key.ends_with("_mean_s")) {
     const std::string metric = key.substr(0, key.size() - 7);
-    if (const auto name = distribution_name(metric, kind)) {
+    if (const auto name = distribution_name(metric, server)) {
       return *name + (metric == "e2el" ? ", mean over all requests" : ", mean");
     }
   }
   if (const auto parts = percentile_parts(key)) {
-    if (const auto name = distribution_name(parts->first, kind))
+    if (const auto name = distribution_name(parts->first, server))
       return *name + ", p" + parts->second;
   }
   return key;
@@ -256,33 +245,31 @@ std::string ratio_text(std::optional<double> a, std::optional<double> b) {
 }
 
 std::vector<FigureRow> comparison_rows(const ModeResult& first) {
-  const std::string& kind = first.server_kind;
-  // The seed's table, in its order, then the serving figures.
+  const ServerDescription& server = first.server;
+  // The seed's table, in its order, then the serving figures; the server's
+  // own where it says.
   std::vector<std::string> keys = {"requests"};
-  if (batching(kind)) keys.push_back("rejected");
-  keys.push_back("compute_s");
-  if (!batching(kind)) keys.push_back("avg_exec_s");
+  const auto add = [&](const std::vector<std::string>& more) {
+    keys.insert(keys.end(), more.begin(), more.end());
+  };
+  add(server.table_after_requests);
+  keys.emplace_back("compute_s");
+  add(server.table_after_compute);
   for (const char* key :
        {"utilization", "waiting_total_s", "avg_wait_s", "success_rate", "avg_makespan_ok_s",
         "traffic_mb", "energy_wh", "ttft_mean_s", "ttft_p99_s", "tpot_mean_s"}) {
     keys.emplace_back(key);
   }
-  if (batching(kind)) keys.emplace_back("itl_mean_s");
+  add(server.table_after_tpot);
   for (const char* key : {"e2el_mean_s", "request_throughput_rps", "max_concurrent_requests"})
     keys.emplace_back(key);
-  if (batching(kind)) {
-    for (const char* key : {"prefix_hit_rate", "preemptions", "evicted_blocks",
-                            "kv_peak_utilization", "avg_batch_requests", "replica_hours",
-                            "peak_replicas", "scale_ups", "cost_usd", "usd_per_million_tokens"}) {
-      keys.emplace_back(key);
-    }
-  }
+  add(server.table_last);
   std::vector<FigureRow> rows;
   const auto& held = first.summary.figures();
   for (const std::string& key : keys) {
     const bool there =
         std::any_of(held.begin(), held.end(), [&](const Figure& f) { return f.key == key; });
-    if (there) rows.push_back({figure_label(key, kind), key, figure_unit(key)});
+    if (there) rows.push_back({figure_label(key, server), key, figure_unit(key)});
   }
   return rows;
 }

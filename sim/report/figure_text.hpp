@@ -39,12 +39,9 @@ std::string column_title(const ModeResult& result);
 // The name of a mode's curves in a plot: "recorded trace", "synthetic poisson".
 std::string series_label(const ModeResult& result);
 
-// What a request waits for before it runs, as a figure's name: "Wait for a
-// core" (edge) or "Wait to be scheduled" (batching: until its first step).
-std::string wait_name(const std::string& server_kind);
-// The label of a summary key for the server that ran ("utilization" is the
-// edge CPU's or the replicas'); the key itself when it has none.
-std::string figure_label(const std::string& key, const std::string& server_kind);
+// The label of a summary key in the words of the server that ran (its own
+// for "utilization", "compute_s" and its wait); the key itself when it has none.
+std::string figure_label(const std::string& key, const ServerDescription& server);
 // The unit a summary key is shown in.
 FigureUnit figure_unit(const std::string& key);
 

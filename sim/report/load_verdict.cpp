@@ -60,7 +60,7 @@ LoadVerdict assess_load(const ModeResult& r) {
 namespace {
 
 std::string units_text(const ModeResult& r) {
-  return std::to_string(r.units) + " " + r.unit + (r.units == 1 ? "" : "s");
+  return std::to_string(r.units) + " " + r.server.unit + (r.units == 1 ? "" : "s");
 }
 
 std::string unanswered_text(const LoadVerdict& v) {

@@ -30,10 +30,9 @@ struct ModeResult {
   // Synthetic: how the arrivals were drawn, as the reports name the mode
   // ("poisson", "gamma, burstiness 4"); empty for the recorded mode.
   std::string arrivals;
-  // What served the requests: "edge" or "batching", made of `units` of `unit`
-  // ("core", "replica").
-  std::string server_kind = "edge";
-  std::string unit = "core";
+  // What served the requests, as it describes itself (the edge server's
+  // words unless told), made of `units` of `server.unit`.
+  ServerDescription server;
   std::uint32_t units = 0;
   std::string rejection_limit;  // ServerUsage's: what refuses a request on arrival
   // A fleet's (BATCHING.md section 11): each replica's class by index, and

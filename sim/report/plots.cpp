@@ -216,7 +216,7 @@ PlotScript arrivals_plot(const std::vector<Series>& series, double slice_s) {
 }
 
 PlotScript queue_plot(const std::vector<Series>& series, double slice_s) {
-  const bool batching = series.front().result->server_kind == "batching";
+  const ServerDescription& server = series.front().result->server;
   // The axis must hold the largest counts, drawn beside the means.
   const SliceColumn column{
       "column(\"queue_len_mean\")", "queue_len_mean",
@@ -225,22 +225,18 @@ PlotScript queue_plot(const std::vector<Series>& series, double slice_s) {
   const SliceColumn largest{
       "column(\"queue_len_max\")", "",
       [](const ModeResult&, const TimeSlice& s) { return std::optional<double>(s.queue_len_max); }};
-  return slice_plot(series,
-                    {"queue_length",
-                     batching ? "Requests waiting to be scheduled" : "Requests waiting for a core",
-                     "requests queued", column,
-                     std::string("Requests that have reached the server and not yet ") +
-                         (batching ? "entered a step" : "started on a core") +
-                         ": the time-weighted mean over each " + shortest(slice_s) +
-                         " s slice (solid) and the largest count in it (dotted).",
-                     "", largest, ", largest", std::nullopt});
+  return slice_plot(
+      series, {"queue_length", server.queue_title, "requests queued", column,
+               std::string("Requests that have reached the server and not yet ") +
+                   server.queue_until + ": the time-weighted mean over each " + shortest(slice_s) +
+                   " s slice (solid) and the largest count in it (dotted).",
+               "", largest, ", largest", std::nullopt});
 }
 
-PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
-                            const PlotContext& context) {
+PlotScript utilization_plot(const std::vector<Series>& series, double slice_s) {
   const ModeResult& first = *series.front().result;
-  const std::string unit = first.unit;
-  if (first.server_kind != "batching" || !first.time_series.steps) {
+  const std::string unit = first.server.unit;
+  if (!first.server.steps || !first.time_series.steps) {
     const std::string busy = "busy_" + unit + "s_mean";
     const SliceColumn column{
         "column(\"" + busy + "\")", busy,
@@ -263,7 +259,7 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s,
   p.name = "utilization";
   p.title = "KV cache use and batch size";
   const double replicas = std::max<double>(first.units, 1);
-  const std::optional<double> blocks = context.kv_blocks;
+  const std::optional<double> blocks = first.server.kv_blocks;
   p.caption =
       "Top: the KV cache's blocks in use, summed over the replicas, as a share of all of "
       "them" +
@@ -536,13 +532,6 @@ PlotContext plot_context(const nlohmann::ordered_json& settings) {
       c.e2el_slo_s = g["e2el_ms"].get<double>() / 1000;
     }
   }
-  const bool batching = settings.contains("server") && settings["server"].is_object() &&
-                        settings["server"].value("kind", "edge") == "batching";
-  if (batching) {
-    const auto blocks = settings_number(settings, "batching", "kv_blocks");
-    const auto replicas = settings_number(settings, "batching", "replicas");
-    if (blocks && replicas) c.kv_blocks = *blocks * *replicas;
-  }
   return c;
 }
 
@@ -551,7 +540,7 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
   if (results.empty()) return {};
   const std::vector<Series> series = series_of(results);
   const double slice_s = results.front()->time_series.slice.seconds();
-  const std::string wait = wait_name(results.front()->server_kind);
+  const std::string wait = results.front()->server.wait_name;
   std::vector<Marker> ttft_markers;
   if (context.ttft_budget_s) {
     ttft_markers.push_back({*context.ttft_budget_s, "TTFT budget", "dt 2 lc rgb \"#222222\""});
@@ -560,7 +549,7 @@ std::vector<PlotScript> plot_scripts(const std::vector<const ModeResult*>& resul
                                                       "dt 4 lc rgb \"#7d3c98\""}
                                              : Marker{};
   std::vector<PlotScript> out = {arrivals_plot(series, slice_s), queue_plot(series, slice_s),
-                                 utilization_plot(series, slice_s, context)};
+                                 utilization_plot(series, slice_s)};
   std::string budget_line;
   if (context.ttft_budget_s) {
     budget_line = shortest(*context.ttft_budget_s) +

@@ -33,13 +33,11 @@ struct PlotScript {
 };
 
 // What the plots draw beside a run's own series, from its settings.json: the
-// deadline's TTFT budget, the goodput bounds given (--goodput), and the
-// batching server's KV blocks in all (kv_blocks × replicas).
+// deadline's TTFT budget and the goodput bounds given (--goodput).
 struct PlotContext {
   std::optional<double> ttft_budget_s;
   std::optional<double> ttft_slo_s;
   std::optional<double> e2el_slo_s;
-  std::optional<double> kv_blocks;
 };
 PlotContext plot_context(const nlohmann::ordered_json& settings);
 

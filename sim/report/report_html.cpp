@@ -20,18 +20,17 @@ struct Group {
   std::vector<FigureRow> rows;
 };
 
-FigureRow row_of(const std::string& key, const std::string& kind) {
-  return {figure_label(key, kind), key, figure_unit(key)};
+FigureRow row_of(const std::string& key, const ServerDescription& server) {
+  return {figure_label(key, server), key, figure_unit(key)};
 }
 
 std::vector<Group> table_groups(const ModeResult& first_mode) {
   const Summary& first = first_mode.summary;
-  const std::string& kind = first_mode.server_kind;
-  const bool batching = kind == "batching";
-  auto rows = [&](std::initializer_list<const char*> keys) {
+  const ServerDescription& server = first_mode.server;
+  auto rows = [&](const std::vector<std::string>& keys) {
     std::vector<FigureRow> out;
-    for (const char* key : keys)
-      out.push_back(row_of(key, kind));
+    for (const std::string& key : keys)
+      out.push_back(row_of(key, server));
     return out;
   };
   std::vector<Group> groups = {
@@ -46,23 +45,13 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
   for (const char* metric : {"wait", "ttft", "tpot", "itl", "e2el"}) {
     const std::string mean = std::string(metric) + "_mean_s";
     if (!holds(first, mean)) continue;
-    latency.rows.push_back(row_of(mean, kind));
+    latency.rows.push_back(row_of(mean, server));
     for (const auto& [p, key] : percentile_keys(first, metric))
-      latency.rows.push_back(row_of(key, kind));
+      latency.rows.push_back(row_of(key, server));
   }
   groups.push_back(latency);
-  groups.push_back({"Server", batching ? rows({"utilization", "compute_s", "waiting_total_s",
-                                               "traffic_mb", "energy_wh"})
-                                       : rows({"utilization", "compute_s", "avg_exec_s",
-                                               "waiting_total_s", "traffic_mb", "energy_wh"})});
-  if (batching) {
-    groups.push_back(
-        {"Batching server", rows({"prefix_hit_rate", "preemptions", "evicted_blocks",
-                                  "kv_peak_utilization", "avg_batch_requests", "steps"})});
-    groups.push_back(
-        {"Fleet and bill", rows({"replica_hours", "gpu_hours", "peak_replicas", "scale_ups",
-                                 "scale_downs", "cost_usd", "usd_per_million_tokens"})});
-  }
+  for (const FigureGroup& g : server.figure_groups)
+    groups.push_back({g.title, rows(g.keys)});
   for (Group& g : groups) {
     std::erase_if(g.rows, [&](const FigureRow& r) { return !holds(first, r.key); });
   }
@@ -212,7 +201,7 @@ const TimeSlice* busiest_slice(const ModeResult& r) {
 }
 
 std::string units_text(const ModeResult& r) {
-  return std::to_string(r.units) + " " + r.unit + (r.units == 1 ? "" : "s");
+  return std::to_string(r.units) + " " + r.server.unit + (r.units == 1 ? "" : "s");
 }
 
 // A mode's verdict: whether its requests met their deadlines (at least 99 %
@@ -306,55 +295,16 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
   return out + "</ul>\n</div>\n";
 }
 
-struct Knob {
-  std::string label;
-  const char* section;
-  const char* key;
-  std::string unit;  // after the value
-};
-
 // The budgets and the knobs that produced the run, as settings.json has them.
-std::string knobs_html(const nlohmann::ordered_json& settings, const std::string& kind,
+std::string knobs_html(const nlohmann::ordered_json& settings, const ServerDescription& server,
                        bool synthetic) {
-  std::vector<std::pair<std::string, std::vector<Knob>>> groups = {
+  std::vector<std::pair<std::string, std::vector<KnobRow>>> groups = {
       {"Deadline",
        {{"TTFT budget (before the first token)", "deadline", "ttft_budget_s", " s"},
         {"Decode budget (a generated token)", "deadline", "decode_budget_s", " s"},
         {"Goodput bounds (ms)", "report", "goodput", ""}}},
+      {server.knob_title, server.knobs},
   };
-  if (kind == "batching") {
-    groups.push_back(
-        {"Batching server",
-         {{"Replicas", "batching", "replicas", ""},
-          {"Router", "batching", "router", ""},
-          {"Most requests running a replica", "batching", "max_num_seqs", ""},
-          {"Most tokens a step", "batching", "max_num_batched_tokens", ""},
-          {"KV blocks a replica", "batching", "kv_blocks", ""},
-          {"Tokens a KV block", "batching", "block_tokens", ""},
-          {"Longest request (tokens)", "batching", "max_model_len", ""},
-          {"Prefix caching", "batching", "prefix_caching", ""},
-          {"Admit only whole prompts", "batching", "reserve_full_prompt", ""},
-          {"Step, fixed cost", "batching", "step_base_s", " s"},
-          {"Step, a prefill token", "batching", "step_prefill_token_s", " s"},
-          {"Step, a prefill attention pair", "batching", "step_prefill_pair_s", " s"},
-          {"Step, a decode token", "batching", "step_decode_token_s", " s"},
-          {"Step, a context token read by a decode", "batching", "step_decode_context_s", " s"},
-          {"Step, the weights read", "batching", "step_weights_s", " s"},
-          {"Step, an expert's weights read", "batching", "step_expert_s", " s"},
-          {"Experts, and those a token is routed to", "batching", "moe_experts", ""},
-          {"Step is the larger of memory and compute", "batching", "step_roofline", ""},
-          {"Power of a replica, idle / stepping", "batching", "gpu_idle_w", " W"},
-          {"Asynchronous scheduling", "batching", "async_scheduling", ""},
-          {"Replicas in lockstep", "batching", "lockstep", ""}}});
-  } else {
-    groups.push_back(
-        {"Edge server",
-         {{"Cores", "server", "cores", ""},
-          {"Speed of a core", "server", "mips_per_core", " MIPS"},
-          {"Cost of a context token (prefill)", "tokens", "mi_per_context_token", " MI"},
-          {"Cost of a generated token (decode)", "tokens", "mi_per_generated_token", " MI"},
-          {"Power, idle / all cores busy", "server", "idle_power_w", " W"}}});
-  }
   groups.push_back({"Workload",
                     {{"Devices issuing the requests", "run", "devices", ""},
                      {"Bytes a token", "tokens", "bytes_per_token", ""},
@@ -377,8 +327,9 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
   std::string out = "<table class=\"knobs\">\n<tbody>\n";
   for (const auto& [title, knobs] : groups) {
     out += "<tr class=\"group\"><th colspan=\"2\">" + html_escape(title) + "</th></tr>\n";
-    for (const Knob& k : knobs) {
-      const nlohmann::ordered_json* v = json_at(settings, k.section, k.key);
+    for (const KnobRow& k : knobs) {
+      const char* section = k.section.c_str();
+      const nlohmann::ordered_json* v = json_at(settings, section, k.key.c_str());
       if (v == nullptr) continue;
       std::string value;
       if (v->is_null()) {
@@ -387,14 +338,10 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const std::string
         for (const auto& [name, bound] : v->items())
           value += (value.empty() ? "" : ", ") + name + " " + bound.dump();
       } else {
-        value = json_text(settings, k.section, k.key) + k.unit;
+        value = json_text(settings, section, k.key.c_str()) + k.unit;
       }
-      if (std::string(k.key) == "idle_power_w") {
-        value += " / " + json_text(settings, "server", "max_power_w") + " W";
-      } else if (std::string(k.key) == "gpu_idle_w") {
-        value += " / " + json_text(settings, "batching", "gpu_max_w") + " W";
-      } else if (std::string(k.key) == "moe_experts") {
-        value += " / " + json_text(settings, "batching", "moe_active_experts");
+      if (!k.paired_key.empty()) {
+        value += " / " + json_text(settings, section, k.paired_key.c_str()) + k.paired_unit;
       }
       out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." + k.key +
              "</code></th><td>" + html_escape(value) + "</td></tr>\n";
@@ -410,8 +357,13 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
   for (const ModeResult* r : results)
     (r->mode == "recorded" ? recorded : synthetic) = r;
   const ModeResult& first = *results.front();
-  const bool batching = first.server_kind == "batching";
-  const std::string wait = wait_name(first.server_kind);
+  const ServerDescription& server = first.server;
+  const auto terms = [](const std::vector<Term>& list) {
+    std::string text;
+    for (const Term& t : list)
+      text += "<dt>" + html_escape(t.name) + "</dt><dd>" + html_escape(t.meaning) + "</dd>\n";
+    return text;
+  };
   std::string out = "<h3>The columns</h3>\n<p>";
   if (recorded) {
     out += "<b>Recorded trace</b> replays the trace's own arrival times and sizes. ";
@@ -429,19 +381,14 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
         "The last column divides the first by the second: above 1, the recorded trace has "
         "more of it.";
   }
-  out += "</p>\n<dl>\n<dt>" + html_escape(wait) + "</dt><dd>from the request's arrival at the " +
-         (batching ? "server to the first step it is part of."
-                   : "server to the start of its execution on a core.") +
+  out += "</p>\n<dl>\n<dt>" + html_escape(server.wait_name) +
+         "</dt><dd>from the request's arrival at the " + html_escape(server.wait_meaning) +
          "</dd>\n"
          "<dt>TTFT</dt><dd>time to first token: from the request's issue to its first generated "
          "token reaching the device.</dd>\n"
          "<dt>TPOT</dt><dd>time per output token after the first: (E2E − TTFT) / (generated "
          "tokens − 1), over the requests that generate more than one token.</dd>\n";
-  if (batching) {
-    out +=
-        "<dt>ITL</dt><dd>inter-token latency: every gap between two consecutive tokens of a "
-        "request, as the replicas' steps produce them.</dd>\n";
-  }
+  out += terms(server.latency_terms);
   out +=
       "<dt>E2E latency</dt><dd>from issue to the whole response at the device (the "
       "makespan); its mean is over every request, and a second mean over those that met "
@@ -457,15 +404,7 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
       "the most tokens reaching the devices in one second.</dd>\n"
       "<dt>Peak concurrent requests</dt><dd>the most requests in flight at once, between "
       "issue and response.</dd>\n";
-  out += batching
-             ? "<dt>Utilization and energy</dt><dd>the replicas' stepping time over their time, "
-               "and their idle power plus the share of it while stepping, plus the devices' "
-               "radios.</dd>\n"
-               "<dt>KV cache and batches</dt><dd>the blocks in use as each step found them, "
-               "the requests a step runs, the share of the admitted tokens found in the prefix "
-               "cache, and the requests preempted for want of blocks.</dd>\n"
-             : "<dt>Utilization and energy</dt><dd>busy core-time over the cores' time, and the "
-               "server's idle power plus its dynamic share, plus the devices' radios.</dd>\n";
+  out += terms(server.server_terms);
   out +=
       "<dt>Overloaded</dt><dd>the requests ask more than the server can give: on the edge "
       "server, their execution times summed over the time the arrivals span exceed what "
@@ -492,7 +431,7 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
         "queue grows (the queue plot), every request behind it waits, and the deadlines of "
         "the slices that follow are missed (the miss-rate plot), although over the whole run "
         "the " +
-        std::string(batching ? "replicas step" : "cores are busy") + " only " +
+        server.busy_words + " only " +
         (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
         " of the time. ";
     if (synthetic && retimed) {
@@ -510,12 +449,10 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
       "<h3>The files</h3>\n<p><code>summary.json</code> and <code>summary.csv</code> hold "
       "every figure; <code>timeseries.csv</code> the slices the plots draw (arrivals, "
       "completions and deadline misses by response, queue length, busy " +
-      first.unit +
+      server.unit +
       "s, utilization, energy, the 99th percentiles of the waits starting in the slice and of "
       "the TTFTs of the requests arriving in it" +
-      (batching ? ", the batching server's running and waiting requests, KV blocks, steps and "
-                  "prefix hits"
-                : "") +
+      server.series_words +
       "); <code>cdf.csv</code> the distributions of wait, TTFT and E2E latency; a replicated "
       "mode's <code>timeseries_band.csv</code> and <code>cdf_band.csv</code> its seeds' "
       "spread; <code>plots/*.gp</code> the gnuplot scripts, which <code>gnuplot "
@@ -649,32 +586,10 @@ std::string report_html(const nlohmann::ordered_json& settings,
   const std::string trace = json_text(settings, "trace", "path", "?");
   const std::string mode = json_text(settings, "run", "mode", results.size() == 2 ? "compare" : "");
   const std::string digest = json_text(settings, "trace", "sha256");
-  const std::string kind = results.empty() ? json_text(settings, "server", "kind", "edge")
-                                           : results.front()->server_kind;
-  std::string server;
-  const nlohmann::ordered_json* fleet = json_at(settings, "batching", "fleet");
-  if (kind == "batching" && fleet != nullptr && fleet->is_array()) {
-    std::string classes;
-    for (std::size_t i = 0; i < fleet->size(); ++i) {
-      const nlohmann::ordered_json& c = (*fleet)[i];
-      classes += std::string(i == 0                   ? ""
-                             : i + 1 == fleet->size() ? " and "
-                                                      : ", ") +
-                 c.value("name", std::string("?")) + " (" + class_count_text(c) + ")";
-    }
-    server = "a fleet of " + classes + " (router " +
-             json_text(settings, "batching", "router", "?") + ")";
-  } else if (kind == "batching") {
-    const std::string replicas = json_text(settings, "batching", "replicas", "?");
-    server = replicas + (replicas == "1" ? " batching replica" : " batching replicas") +
-             " (router " + json_text(settings, "batching", "router", "?") + ", " +
-             json_text(settings, "batching", "kv_blocks", "?") + " KV blocks of " +
-             json_text(settings, "batching", "block_tokens", "?") + " tokens each)";
-  } else {
-    const std::string cores = json_text(settings, "server", "cores", "?");
-    server = cores + (cores == "1" ? " core of " : " cores of ") +
-             json_text(settings, "server", "mips_per_core", "?") + " MIPS";
-  }
+  const ServerDescription server_description =
+      results.empty() ? ServerDescription{} : results.front()->server;
+  const std::string server =
+      server_description.headline.empty() ? "?" : server_description.headline;
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -733,7 +648,8 @@ std::string report_html(const nlohmann::ordered_json& settings,
     page += verdict_html(*r, settings);
   const bool synthetic = std::any_of(results.begin(), results.end(),
                                      [](const ModeResult* r) { return r->mode == "synthetic"; });
-  page += "<h3>What produced it</h3>\n" + knobs_html(settings, kind, synthetic) + "</section>\n";
+  page += "<h3>What produced it</h3>\n" + knobs_html(settings, server_description, synthetic) +
+          "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
   if (!results.empty()) page += figures_table(results) + fleet_table(settings, results);

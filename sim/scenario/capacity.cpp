@@ -272,7 +272,7 @@ std::optional<double> ttft_percentile(const std::string& key) {
 // lower bound on its TTFT.
 std::string idle_bound_reason(const Settings& settings, const Trace& trace, const std::string& mode,
                               const Target& target) {
-  if (settings.server_kind != "batching" || trace.records.empty()) return "";
+  if (server_section(settings.server_kind) != "batching" || trace.records.empty()) return "";
   std::vector<BatchingKnobs> classes;
   if (settings.fleet) {
     for (const ReplicaClass& c : fleet_classes(settings))

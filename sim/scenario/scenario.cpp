@@ -66,30 +66,6 @@ std::size_t token_gaps_at_most(const RequestList& requests) {
 
 }  // namespace
 
-std::uint32_t replica_slots(const Settings& settings) {
-  if (!settings.fleet) return static_cast<std::uint32_t>(settings.batching.replicas);
-  std::int64_t slots = 0;
-  for (const ReplicaClass& c : fleet_classes(settings))
-    slots += c.slots();
-  return static_cast<std::uint32_t>(slots);
-}
-
-std::unique_ptr<ServerModel> make_server(const Settings& settings, std::uint32_t block_id_tokens) {
-  if (settings.server_kind == "batching") {
-    if (!settings.fleet) {
-      check_batching_knobs(settings.batching, block_id_tokens, "");
-      return std::make_unique<BatchingServer>(settings.batching);
-    }
-    std::vector<ReplicaClass> classes = fleet_classes(settings);
-    for (const ReplicaClass& c : classes)
-      check_batching_knobs(c.knobs, block_id_tokens, "");
-    BatchingKnobs knobs = settings.batching;
-    knobs.max_model_len = fleet_model_len(settings, classes);
-    return std::make_unique<BatchingServer>(knobs, std::move(classes));
-  }
-  return std::make_unique<EdgeServer>(settings.edge_knobs());
-}
-
 ModeResult simulate(const Settings& settings, std::string mode, RequestList tasks,
                     SimTime run_length, std::uint64_t dropped, bool keep_requests,
                     bool spare_core) {
@@ -101,29 +77,26 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
 
   DeviceFleet fleet(settings.devices);
   const NetworkPath network(settings.hops);
-  const std::unique_ptr<ServerModel> server = make_server(settings, result.tasks.block_id_tokens());
+  const std::unique_ptr<ServerModel> server =
+      make_server(server_choice(settings), result.tasks.block_id_tokens());
+  result.server = server->describe();
   const RadioEnergy radio(settings.energy_knobs());
-  const bool batching = settings.server_kind == "batching";
+  // A server that steps tells each token's instant, its steps and its units apart.
+  const bool steps = result.server.steps;
   ServingMetricsKnobs serving_knobs = settings.serving_knobs();
-  serving_knobs.server_token_instants = batching;
+  serving_knobs.server_token_instants = steps;
   // TPOT worked out at the end from the request list needs every request
   // served and the edge server's rule.
-  ServingMetrics serving(serving_knobs, result.tasks.size(), batching ? nullptr : &result.tasks);
-  if (batching) serving.reserve_token_gaps(token_gaps_at_most(result.tasks));
+  ServingMetrics serving(serving_knobs, result.tasks.size(), steps ? nullptr : &result.tasks);
+  if (steps) serving.reserve_token_gaps(token_gaps_at_most(result.tasks));
   // The summary's percentiles read the serving figures' samples: kept once.
   SummaryCollector collector(result.tasks.size(), &serving.samples());
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
-  if (batching && settings.fleet) {
-    std::vector<double> watts;
-    for (const ReplicaClass& c : fleet_classes(settings)) {
-      for (std::int64_t i = 0; i < c.slots(); ++i)
-        watts.push_back(c.knobs.gpu_max_w - c.knobs.gpu_idle_w);
-    }
-    series.set_unit_dynamic_w(std::move(watts));
-  }
+  if (!result.server.unit_dynamic_w.empty())
+    series.set_unit_dynamic_w(result.server.unit_dynamic_w);
   ReplicaSeriesCollector replicas(Duration::from_seconds(settings.slice_duration_s),
-                                  batching ? replica_slots(settings) : 0);
-  RequestLog log(keep_requests ? result.tasks.size() : 0, batching);
+                                  steps ? result.server.units : 0);
+  RequestLog log(keep_requests ? result.tasks.size() : 0, steps);
 
   Simulation simulation(result.tasks, fleet, network, *server);
   simulation.add_observer(collector);
@@ -131,20 +104,18 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   simulation.add_observer(series);
   simulation.add_server_observer(serving);
   simulation.add_server_observer(series);
-  if (batching) simulation.add_server_observer(replicas);
+  if (steps) simulation.add_server_observer(replicas);
   if (keep_requests) simulation.add_observer(log);
   simulation.run();
 
   result.events = simulation.events_executed();
   const ServerUsage usage = server->usage(collector.end(run_length));
-  result.server_kind = settings.server_kind;
-  result.unit = usage.unit;
   result.units = usage.units;
   result.rejection_limit = usage.rejection_limit;
   result.unit_class = usage.unit_class;
   result.classes = usage.classes;
   result.time_series = series.compute(run_length, *server, usage, radio);
-  if (batching) {
+  if (steps) {
     const std::vector<TimeSlice>& slices = result.time_series.slices;
     result.replica_series = replicas.finish(slices.empty() ? run_length : slices.back().end);
   }

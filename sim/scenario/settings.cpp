@@ -246,6 +246,13 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
   }
 }
 
+std::vector<std::string> server_kind_names() {
+  std::vector<std::string> names;
+  for (const ServerKind& k : server_kinds())
+    names.push_back(k.name);
+  return names;
+}
+
 KeySpec choice_key(std::string Settings::*member, std::vector<std::string> allowed) {
   return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
             const std::string choice = text(v, src, l);
@@ -418,7 +425,7 @@ const Table& table() {
       {"tokens.mi_per_generated_token", real_key(&Settings::mi_per_generated_token, non_negative)},
       {"deadline.ttft_budget_s", real_key(&Settings::ttft_budget_s, seconds)},
       {"deadline.decode_budget_s", real_key(&Settings::decode_budget_s, seconds)},
-      {"server.kind", choice_key(&Settings::server_kind, {"edge", "batching"})},
+      {"server.kind", choice_key(&Settings::server_kind, server_kind_names())},
       {"server.cores", count_key(&Settings::cores, 1, 1'000'000)},
       {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
       {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
@@ -782,7 +789,8 @@ void validate_settings(const Settings& s, const std::string& source) {
             json(s.max_power_w).dump());
   }
   // The block size against the trace's is checked once the trace is read.
-  if (s.server_kind == "batching" && !s.fleet) {
+  const bool batching = server_section(s.server_kind) == "batching";
+  if (batching && !s.fleet) {
     check_batching_knobs(s.batching, 0, source);
     check_batching_memory(s.batching, source);
   }
@@ -795,7 +803,7 @@ void validate_settings(const Settings& s, const std::string& source) {
     bad(source, "batching.gpus, batching.price_per_gpu_hour",
         "price a fleet's classes: they apply with batching.fleet only");
   }
-  if (s.fleet && s.server_kind != "batching") {
+  if (s.fleet && !batching) {
     bad(source, "batching.fleet", "applies to the batching server only (--server batching)");
   }
   // Once its classes' presets are loaded, the fleet is checked as a whole.
@@ -832,7 +840,7 @@ nlohmann::ordered_json settings_to_json(const Settings& settings) {
     const auto dot = key.find('.');
     const std::string section = key.substr(0, dot);
     // The batching knobs are a run's only when its server batches.
-    if (section == "batching" && settings.server_kind != "batching") continue;
+    if (section == "batching" && server_section(settings.server_kind) != "batching") continue;
     out[section][key.substr(dot + 1)] = spec.get(settings);
   }
   return out;
@@ -862,6 +870,18 @@ std::int64_t fleet_model_len(const Settings& settings, const std::vector<Replica
     len = len == 0 ? own : std::min(len, own);
   }
   return len;
+}
+
+ServerChoice server_choice(const Settings& settings) {
+  ServerChoice choice;
+  choice.kind = settings.server_kind;
+  choice.edge = settings.edge_knobs();
+  choice.batching = settings.batching;
+  if (settings.fleet) {
+    choice.fleet = fleet_classes(settings);
+    choice.batching.max_model_len = fleet_model_len(settings, choice.fleet);
+  }
+  return choice;
 }
 
 std::vector<ReplicaClass> fleet_classes(const Settings& settings) {

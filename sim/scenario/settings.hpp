@@ -16,6 +16,7 @@
 #include "model/network_path.hpp"
 #include "model/radio_energy.hpp"
 #include "model/replica_class.hpp"
+#include "model/server_kinds.hpp"
 #include "report/serving_metrics.hpp"
 #include "request/request.hpp"
 #include "request/synthetic_request_generator.hpp"
@@ -135,6 +136,8 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings);
 // The fleet-wide max_model_len: the section's when given, else the least
 // min(131072, K * B) over the classes.
 std::int64_t fleet_model_len(const Settings& settings, const std::vector<ReplicaClass>& classes);
+// The server the settings name, in the models' terms (model/server_kinds.hpp).
+ServerChoice server_choice(const Settings& settings);
 
 // The candidate nearest to `word` by edit distance, if close enough to be a
 // plausible typo.

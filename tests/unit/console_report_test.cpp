@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/batching_server.hpp"
+#include "model/edge_server.hpp"
 #include "report/figure_text.hpp"
 #include "report_cells.hpp"
 #include "test_support.hpp"
@@ -201,15 +203,23 @@ TEST(FigureText, DurationsReadInTheirUnit) {
 }
 
 TEST(FigureText, LabelsFollowTheServer) {
-  EXPECT_EQ(figure_label("success_rate", "edge"), "Requests that met their deadline");
-  EXPECT_EQ(figure_label("avg_makespan_ok_s", "edge"),
+  // Each server's own words, as it describes itself.
+  const ServerDescription edge = EdgeServer(8).describe();
+  const ServerDescription batching = BatchingServer(BatchingKnobs{}).describe();
+  EXPECT_EQ(figure_label("success_rate", edge), "Requests that met their deadline");
+  EXPECT_EQ(figure_label("avg_makespan_ok_s", edge),
             "E2E latency, mean over deadline-met requests");
-  EXPECT_EQ(figure_label("e2el_mean_s", "edge"), "E2E latency, mean over all requests");
-  EXPECT_EQ(figure_label("avg_wait_s", "edge"), "Wait for a core, mean");
-  EXPECT_EQ(figure_label("avg_wait_s", "batching"), "Wait to be scheduled, mean");
-  EXPECT_EQ(figure_label("utilization", "edge"), "Average edge CPU utilization");
-  EXPECT_EQ(figure_label("utilization", "batching"), "Average replica utilization (time stepping)");
-  EXPECT_EQ(figure_label("ttft_p99.9_s", "edge"), "Time to first token (TTFT), p99.9");
+  EXPECT_EQ(figure_label("e2el_mean_s", edge), "E2E latency, mean over all requests");
+  EXPECT_EQ(figure_label("avg_wait_s", edge), "Wait for a core, mean");
+  EXPECT_EQ(figure_label("avg_wait_s", batching), "Wait to be scheduled, mean");
+  EXPECT_EQ(figure_label("wait_p99_s", batching), "Wait to be scheduled, p99");
+  EXPECT_EQ(figure_label("utilization", edge), "Average edge CPU utilization");
+  EXPECT_EQ(figure_label("utilization", batching), "Average replica utilization (time stepping)");
+  EXPECT_EQ(figure_label("compute_s", batching), "Total replica busy time");
+  EXPECT_EQ(figure_label("ttft_p99.9_s", edge), "Time to first token (TTFT), p99.9");
+  EXPECT_EQ(edge.headline, "8 cores of 60000 MIPS");
+  EXPECT_EQ(batching.headline,
+            "1 batching replica (router round-robin, 31250 KV blocks of 16 tokens each)");
   EXPECT_EQ(ratio_text(6.0, 2.0), "3.000");
   EXPECT_EQ(ratio_text(2392.0, 1.0), "2392");
   EXPECT_EQ(ratio_text(1.0, 0.0), "n/a");

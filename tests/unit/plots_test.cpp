@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
 
 namespace infersim {
@@ -140,11 +141,14 @@ TEST_F(Plots, ReplicatedModeDrawsItsSeedsBand) {
 TEST(BatchingPlots, KvCacheAndBatchSizeOverTime) {
   const ModeResult recorded = small_run("recorded", 0.1, 40, "batching");
   const ModeResult synthetic = small_run("synthetic", 1.5, 40, "batching");
-  PlotContext context;
-  context.kv_blocks = 31250;
-  const auto scripts = plot_scripts({&recorded, &synthetic}, context);
+  const auto scripts = plot_scripts({&recorded, &synthetic}, PlotContext{});
   const PlotScript& use = script(scripts, "utilization");
   EXPECT_EQ(use.title, "KV cache use and batch size");
+  // The server's KV blocks in all are the plot's 100 %.
+  ASSERT_TRUE(recorded.server.kv_blocks);
+  EXPECT_THAT(use.caption,
+              HasSubstr("of all of them (" + shortest(*recorded.server.kv_blocks) + ")"));
+  EXPECT_THAT(use.script, HasSubstr("set yrange [0:100]"));
   EXPECT_THAT(use.script, HasSubstr("column(\"kv_blocks_used_mean\")"));
   EXPECT_THAT(use.script, HasSubstr("column(\"running_mean\")"));
   EXPECT_THAT(use.script, HasSubstr("'recorded/timeseries.csv'"));

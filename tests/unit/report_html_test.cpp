@@ -220,5 +220,34 @@ TEST(ReportVerdict, EveryFigureShownAgainstItsTargetDecidesIt) {
               HasSubstr("<h3>Recorded trace: every target met</h3>"));
 }
 
+// The page speaks of the server only in the words it describes itself with:
+// a model of another kind, described otherwise, reads as itself with no
+// change to the page's code.
+TEST(ReportPageServer, SpeaksInTheServersOwnWords) {
+  ModeResult run = small_run("recorded", 0.1);
+  ServerDescription& d = run.server;
+  d.kind = "slots";
+  d.unit = "slot";
+  d.headline = "3 slots of a loom";
+  d.wait_name = "Wait for a slot";
+  d.wait_meaning = "loom to its slot.";
+  d.busy_words = "slots weave";
+  d.labels = {{"utilization", "Slots weaving"}};
+  d.figure_groups = {{"Loom", {"utilization", "energy_wh"}}};
+  d.knob_title = "Loom";
+  d.knobs = {{"Slots", "server", "cores", ""}};
+  d.server_terms = {{"Weaving", "what a slot does."}};
+  const std::string page = report_html(settings_json("t.csv"), {&run}, {}, "");
+  for (const char* said : {"3 slots of a loom", "Wait for a slot, mean", "loom to its slot.",
+                           "slots weave only", "Slots weaving", "<th colspan=\"2\">Loom</th>",
+                           "Slots <code>server.cores</code>", "<dt>Weaving</dt>"}) {
+    EXPECT_THAT(page, HasSubstr(said));
+  }
+  for (const char* edge : {"Wait for a core", "Average edge CPU utilization", "Edge server",
+                           "Speed of a core", "cores of"}) {
+    EXPECT_THAT(page, Not(HasSubstr(edge)));
+  }
+}
+
 }  // namespace
 }  // namespace infersim
