@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -131,7 +132,11 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
   std::string classes;
   for (const FleetSearchClass& c : search.classes) {
     classes += (classes.empty() ? "" : ", ") + c.name + " ($" + money_text(c.usd_per_replica_hour) +
-               " a replica-hour)";
+               " a replica-hour" +
+               (c.autoscale_min ? ", autoscaled from " + std::to_string(*c.autoscale_min) +
+                                      ": its maximum sized"
+                                : "") +
+               ")";
   }
   out << "Capacity: the cheapest fleet of " << classes << ", " << bounds[0] << " to " << bounds[1]
       << " replicas a class, whose run meets " << search.target.text << ", "
@@ -172,10 +177,16 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
   for (const FleetSearchResult& r : results)
     some_mode_answered = some_mode_answered || r.cheapest;
   if (some_mode_answered) {
+    const bool autoscaled = std::any_of(search.classes.begin(), search.classes.end(),
+                                        [](const FleetSearchClass& c) { return c.autoscale_min; });
     out << "The cheapest: the least cost an hour among the fleets run that meet the target; "
         << (search.exhaustive ? "every fleet of the grid was run."
-                              : "the fleets were run in order of cost, and every cheaper one "
-                                "failed (--exhaustive runs the fleets that cost more too).")
+            : autoscaled
+                ? "the fleets were run in order of the least they can cost (an autoscaled class "
+                  "at its minimum), until that least was no less than the cheapest found, so "
+                  "every fleet that could cost less was run (--exhaustive runs them all)."
+                : "the fleets were run in order of cost, and every cheaper one failed "
+                  "(--exhaustive runs the fleets that cost more too).")
         << '\n';
   }
 

@@ -55,6 +55,20 @@ std::vector<std::size_t> cost_front(const FleetSearch& search,
 
 }  // namespace
 
+std::vector<std::int64_t> FleetSearchClass::counts() const {
+  std::vector<std::int64_t> out;
+  std::int64_t from = min;
+  if (autoscale_min) {
+    // A maximum below the class's minimum is no fleet: 0 (left out), then
+    // from its minimum.
+    if (min == 0) out.push_back(0);
+    from = std::max<std::int64_t>({min, *autoscale_min, 1});
+  }
+  for (std::int64_t n = from; n <= max; ++n)
+    out.push_back(n);
+  return out;
+}
+
 void check_fleet_search(const FleetSearch& search) {
   if (search.classes.empty()) {
     throw InputError("", 0, "batching.fleet", "no class to size");
@@ -83,7 +97,7 @@ void check_fleet_search(const FleetSearch& search) {
   if (most == 0) throw InputError("", 0, "--max", "the grid holds no fleet with a replica");
   double grid = 1;
   for (const FleetSearchClass& c : search.classes)
-    grid *= static_cast<double>(c.max - c.min + 1);
+    grid *= static_cast<double>(c.counts().size());
   if (grid > 100000) {
     throw InputError(
         "", 0, "--min, --max",
@@ -95,15 +109,30 @@ void check_fleet_search(const FleetSearch& search) {
 
 double fleet_usd_per_hour(const FleetSearch& search, const FleetCounts& counts) {
   double usd = 0;
-  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c)
-    usd += static_cast<double>(counts[c]) * search.classes[c].usd_per_replica_hour;
+  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c) {
+    const FleetSearchClass& cls = search.classes[c];
+    const std::int64_t billed =
+        cls.autoscale_min && counts[c] > 0 ? std::min(*cls.autoscale_min, counts[c]) : counts[c];
+    usd += static_cast<double>(billed) * cls.usd_per_replica_hour;
+  }
   return usd;
+}
+
+bool fleet_autoscales(const FleetSearch& search, const FleetCounts& counts) {
+  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c) {
+    if (search.classes[c].autoscale_min && counts[c] > 0) return true;
+  }
+  return false;
 }
 
 std::string fleet_text(const FleetSearch& search, const FleetCounts& counts) {
   std::string out;
-  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c)
-    out += (out.empty() ? "" : " ") + search.classes[c].name + "=" + std::to_string(counts[c]);
+  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c) {
+    const FleetSearchClass& cls = search.classes[c];
+    out += (out.empty() ? "" : " ") + cls.name + "=";
+    if (cls.autoscale_min && counts[c] > 0) out += std::to_string(*cls.autoscale_min) + "..";
+    out += std::to_string(counts[c]);
+  }
   return out;
 }
 
@@ -111,8 +140,9 @@ std::uint64_t fleet_search_max_runs(const FleetSearch& search) {
   std::uint64_t grid = 1;
   bool has_empty = true;
   for (const FleetSearchClass& c : search.classes) {
-    grid *= static_cast<std::uint64_t>(c.max - c.min + 1);
-    has_empty = has_empty && c.min == 0;
+    const std::vector<std::int64_t> counts = c.counts();
+    grid *= counts.size();
+    has_empty = has_empty && !counts.empty() && counts.front() == 0;
   }
   return has_empty ? grid - 1 : grid;
 }
@@ -125,32 +155,43 @@ FleetSearchResult search_fleets(const FleetSearch& search,
   FleetSearchResult result;
   result.grid = fleet_search_max_runs(search);
 
-  // Runs a fleet.
-  const auto met = [&](const FleetCounts& counts) {
+  // Runs a fleet. One with an autoscaled class bills what its run says.
+  const auto run = [&](const FleetCounts& counts) {
     FleetProbe p;
     p.counts = counts;
-    p.usd_per_hour = fleet_usd_per_hour(search, counts);
+    p.least_usd_per_hour = fleet_usd_per_hour(search, counts);
+    p.usd_per_hour = p.least_usd_per_hour;
     p.summary = evaluate(counts);
+    if (fleet_autoscales(search, counts)) {
+      const std::optional<double> cost = p.summary.get("cost_usd");
+      const std::optional<double> end = p.summary.get("end_s");
+      if (cost && end && *end > 0) p.usd_per_hour = *cost / (*end / 3600);
+    }
     p.met = search.target.met_by(p.summary);
     result.probes.push_back(p);
     if (probe_done) probe_done(result.probes.back());
-    return p.met;
   };
 
-  // The grid in order of cost, then of replicas, then of counts.
-  std::vector<FleetCounts> grid;
-  FleetCounts counts;
+  // The grid in order of the least cost, then of replicas, then of counts.
+  std::vector<std::vector<std::int64_t>> values;
   for (const FleetSearchClass& c : search.classes)
-    counts.push_back(c.min);
-  for (;;) {
+    values.push_back(c.counts());
+  std::vector<FleetCounts> grid;
+  std::vector<std::size_t> at(k, 0);
+  for (bool done = std::any_of(values.begin(), values.end(),
+                               [](const std::vector<std::int64_t>& v) { return v.empty(); });
+       !done;) {
+    FleetCounts counts(k);
+    for (std::size_t c = 0; c < k; ++c)
+      counts[c] = values[c][at[c]];
     if (total(counts) > 0) grid.push_back(counts);
     std::size_t c = k;
-    while (c > 0 && counts[c - 1] == search.classes[c - 1].max) {
-      counts[c - 1] = search.classes[c - 1].min;
+    while (c > 0 && at[c - 1] + 1 == values[c - 1].size()) {
+      at[c - 1] = 0;
       --c;
     }
     if (c == 0) break;
-    ++counts[c - 1];
+    ++at[c - 1];
   }
   std::vector<std::size_t> order(grid.size());
   std::vector<double> cost(grid.size());
@@ -163,15 +204,23 @@ FleetSearchResult search_fleets(const FleetSearch& search,
     return total(grid[x]) < total(grid[y]);
   });
   result.method = search.exhaustive ? "exhaustive" : "cost order";
-  for (const std::size_t i : order) {
-    if (met(grid[i]) && !search.exhaustive) break;  // every cheaper fleet has failed
-  }
-
-  for (std::size_t i = 0; i < result.probes.size(); ++i) {
+  // The cheapest so far: the least usd_per_hour among the runs that met the
+  // target (ties: the first run, which has fewer replicas or costs less at
+  // least).
+  const auto better = [&](std::size_t i) {
     const FleetProbe& p = result.probes[i];
-    if (p.met &&
-        (!result.cheapest || p.usd_per_hour < result.probes[*result.cheapest].usd_per_hour))
-      result.cheapest = i;
+    return p.met &&
+           (!result.cheapest || p.usd_per_hour < result.probes[*result.cheapest].usd_per_hour);
+  };
+  for (const std::size_t i : order) {
+    // No fleet from here on can cost less than the cheapest found: every one
+    // that could has been run.
+    if (!search.exhaustive && result.cheapest &&
+        cost[i] >= result.probes[*result.cheapest].usd_per_hour) {
+      break;
+    }
+    run(grid[i]);
+    if (better(result.probes.size() - 1)) result.cheapest = result.probes.size() - 1;
   }
   if (!result.cheapest) result.reason = "no fleet of the grid meets the target";
   result.front = cost_front(search, result.probes);
@@ -191,14 +240,9 @@ FleetSearch fleet_search_of(const Settings& settings, std::int64_t min, std::int
   const std::vector<ReplicaClass> classes = fleet_classes(settings);
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const ReplicaClass& c = classes[i];
-    if (c.autoscale) {
-      throw InputError(settings.fleet_source, 0,
-                       "batching.fleet[" + std::to_string(i) + "].autoscale",
-                       "capacity --vary fleet sizes fixed counts; class " + c.name +
-                           " autoscales: remove its autoscale to size it");
-    }
-    search.classes.push_back(
-        {c.name, static_cast<double>(c.gpus) * c.price_per_gpu_hour, min, max});
+    FleetSearchClass sized{c.name, static_cast<double>(c.gpus) * c.price_per_gpu_hour, min, max};
+    if (c.autoscale) sized.autoscale_min = c.autoscale->min;
+    search.classes.push_back(sized);
   }
   check_fleet_search(search);
   return search;
@@ -210,7 +254,18 @@ Settings with_fleet_counts(const Settings& base, const FleetCounts& counts) {
   for (std::size_t c = 0; c < counts.size() && c < base.fleet->size(); ++c) {
     if (counts[c] == 0) continue;
     nlohmann::ordered_json cls = (*base.fleet)[c];
-    cls["replicas"] = counts[c];
+    if (cls.contains("autoscale") && cls["autoscale"].is_object()) {
+      // Its maximum; its replicas at 0 as given, within its new bounds.
+      nlohmann::ordered_json& a = cls["autoscale"];
+      a["max"] = counts[c];
+      const std::int64_t least = a.value("min", std::int64_t{1});
+      const std::int64_t at_0 = cls.contains("replicas") && cls["replicas"].is_number_integer()
+                                    ? cls["replicas"].get<std::int64_t>()
+                                    : 1;
+      cls["replicas"] = std::clamp(at_0, least, counts[c]);
+    } else {
+      cls["replicas"] = counts[c];
+    }
     fleet.push_back(cls);
   }
   settings.fleet = fleet;
@@ -240,10 +295,17 @@ FleetSearchResult find_cheapest_fleet(const FleetSearch& search, const Settings&
 
 nlohmann::ordered_json fleet_search_to_json(const FleetSearch& search,
                                             const FleetSearchResult& result) {
+  // A class's count; an autoscaled class's bounds.
   const auto counts_json = [&](const FleetCounts& counts) {
     nlohmann::ordered_json out;
-    for (std::size_t c = 0; c < search.classes.size(); ++c)
-      out[search.classes[c].name] = counts[c];
+    for (std::size_t c = 0; c < search.classes.size(); ++c) {
+      const FleetSearchClass& cls = search.classes[c];
+      if (cls.autoscale_min && counts[c] > 0) {
+        out[cls.name] = {{"min", std::min(*cls.autoscale_min, counts[c])}, {"max", counts[c]}};
+      } else {
+        out[cls.name] = counts[c];
+      }
+    }
     return out;
   };
   std::vector<std::string> keys = search.target.keys();
@@ -279,6 +341,7 @@ nlohmann::ordered_json fleet_search_to_json(const FleetSearch& search,
     step["run"] = i + 1;
     step["fleet"] = counts_json(p.counts);
     step["usd_per_hour"] = p.usd_per_hour;
+    if (fleet_autoscales(search, p.counts)) step["least_usd_per_hour"] = p.least_usd_per_hour;
     step["met"] = p.met;
     figures(step, p);
     out["steps"].push_back(step);

@@ -1,15 +1,21 @@
 // The cheapest fleet: given a fleet's classes (BATCHING.md section 11), a
 // range of counts for each and a target on the summary figures, the fleet of
-// least cost an hour whose run meets the target.
+// least cost an hour whose run meets the target. A fixed class's count is its
+// replicas; an autoscaled class's is its autoscaling maximum (its minimum and
+// the rest of its autoscale kept).
 //
 // The search assumes nothing of how a figure moves with the counts: it runs
-// the fleets of the grid in order of cost an hour (then of replicas), and
-// the first that meets the target is the cheapest, every cheaper fleet having
-// been run and failed. No monotonicity prunes it, because none holds: a
-// router that does not know a replica's speed sends long prompts to slow
-// replicas, so adding L40S replicas to H100 ones can raise TTFT p99 past a
-// target the H100s alone met (tests/scenario/fleet_search_scenario_test.cpp
-// shows it).
+// the fleets of the grid in order of the least they can cost an hour (then of
+// replicas) and stops when that least is no less than the cheapest fleet
+// found to meet the target, every fleet that could have been cheaper having
+// been run. A fixed fleet costs exactly its least (count times price); an
+// autoscaled class bills at least its minimum the whole run, and what it
+// bills above that is known only once it has run, so its fleets are measured:
+// their cost an hour is the run's cost_usd over its hours. No monotonicity
+// prunes the search, because none holds: a router that does not know a
+// replica's speed sends long prompts to slow replicas, so adding L40S
+// replicas to H100 ones can raise TTFT p99 past a target the H100s alone met
+// (tests/scenario/fleet_search_scenario_test.cpp shows it).
 // `exhaustive` runs the whole grid, for the picture of cost against figure.
 #pragma once
 
@@ -36,6 +42,12 @@ struct FleetSearchClass {
   double usd_per_replica_hour = 0;
   std::int64_t min = 0;
   std::int64_t max = 16;
+  // An autoscaled class's autoscale.min: its count is then its autoscaling
+  // maximum, tried from the larger of `min` and this (and 0 when min is 0).
+  std::optional<std::int64_t> autoscale_min = std::nullopt;
+
+  // The counts tried, in increasing order.
+  std::vector<std::int64_t> counts() const;
 };
 
 struct FleetSearch {
@@ -49,7 +61,10 @@ using FleetCounts = std::vector<std::int64_t>;
 
 struct FleetProbe {
   FleetCounts counts;
-  double usd_per_hour = 0;  // sum of count x cost of a replica-hour
+  // A fixed fleet's: the sum of count x cost of a replica-hour; with an
+  // autoscaled class, the run's cost_usd over its hours (end_s).
+  double usd_per_hour = 0;
+  double least_usd_per_hour = 0;  // fleet_usd_per_hour, known before the run
   Summary summary;
   bool met = false;
 };
@@ -68,10 +83,14 @@ struct FleetSearchResult {
 // fleets, or no target.
 void check_fleet_search(const FleetSearch& search);
 
-// The cost of a fleet an hour.
+// The cost of a fleet an hour, its autoscaled classes at their minimum: a
+// fixed fleet's cost, and the least an autoscaled one can bill.
 double fleet_usd_per_hour(const FleetSearch& search, const FleetCounts& counts);
+// Whether some class of the fleet autoscales (a count above 0 of a class that does).
+bool fleet_autoscales(const FleetSearch& search, const FleetCounts& counts);
 
-// "h100=4 l40s=2": the fleet as the console and the plots name it.
+// "h100=4 l40s=1..8": the fleet as the console and the plots name it (an
+// autoscaled class as its minimum..maximum).
 std::string fleet_text(const FleetSearch& search, const FleetCounts& counts);
 
 // Told of each run as it ends.
@@ -92,12 +111,14 @@ FleetSearchResult search_fleets(const FleetSearch& search,
 std::uint64_t fleet_search_max_runs(const FleetSearch& search);
 
 // The classes of the settings' fleet, each's cost a replica-hour from its
-// gpus and price, with counts from `min` to `max`. Throws InputError naming
-// batching.fleet when there is no fleet or a class autoscales.
+// gpus and price, with counts from `min` to `max` (an autoscaled class's
+// maximum, from its minimum up). Throws InputError naming batching.fleet when
+// there is no fleet.
 FleetSearch fleet_search_of(const Settings& settings, std::int64_t min, std::int64_t max,
                             const Target& target);
 
-// The settings with each class at its count (a class at 0 left out).
+// The settings with each class at its count (a class at 0 left out; an
+// autoscaled class with that maximum, its replicas at 0 within its bounds).
 Settings with_fleet_counts(const Settings& base, const FleetCounts& counts);
 
 // search_fleets on full runs of one mode ("recorded", "retimed" or "synthetic").

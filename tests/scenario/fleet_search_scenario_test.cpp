@@ -139,6 +139,73 @@ TEST_F(FleetSearchRun, ASweepTakesAFleetOfPresets) {
   EXPECT_THAT(csv, HasSubstr("cost_usd"));
 }
 
+// An autoscaled class is sized by its maximum. What it bills above its
+// minimum is known only once it has run, so the search runs the fleets in
+// order of the least they can cost and stops when that least reaches the
+// cheapest found: the answer is the whole grid's, and every fleet that could
+// have cost less was run.
+TEST_F(FleetSearchRun, SizesAnAutoscaledClassByItsBound) {
+  nlohmann::json settings = nlohmann::json::parse(test::read_file(example()));
+  settings["batching"]["fleet"][1]["autoscale"] = {{"min", 1},
+                                                   {"interval_s", 0.2},
+                                                   {"target_requests", 1},
+                                                   {"startup_s", 0.3},
+                                                   {"scale_down_delay_s", 0.5}};
+  settings["batching"]["fleet"][1]["autoscale"]["max"] = 1;
+  const std::string file = test::write_file(dir_ / "scaled.json", settings.dump()).string();
+  const auto search = [&](const std::string& folder, bool exhaustive) {
+    std::vector<std::string> args = {"capacity", "--settings", file,
+                                     "--trace",  trace_,       "--plots",
+                                     "none",     "--output",   (dir_ / folder).string(),
+                                     "--min",    "0",          "--max",
+                                     "3",        "--target",   "ttft_p99_s<=0.195",
+                                     "--modes",  "recorded"};
+    if (exhaustive) args.push_back("--exhaustive");
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return std::pair{r, nlohmann::json::parse(test::read_file(dir_ / folder / "capacity.json"))};
+  };
+  const auto [bounded_run, bounded] = search("bounded", false);
+  const auto [whole_run, whole] = search("whole", true);
+  const nlohmann::json& a = bounded["recorded"];
+  const nlohmann::json& b = whole["recorded"];
+  ASSERT_FALSE(a["fleet"].is_null()) << a.dump();
+  // On these forty requests an autoscaled L40S class that may grow to two
+  // replicas meets the target for less than an H100 (its runs are below).
+  EXPECT_TRUE(a["fleet"]["l40s"].is_object()) << a.dump();
+  EXPECT_EQ(a["fleet"], b["fleet"]);
+  EXPECT_LT(a["runs"].get<int>(), b["runs"].get<int>());
+  EXPECT_EQ(a["usd_per_hour"], b["usd_per_hour"]);
+  EXPECT_EQ(b["grid"], 15);  // h100 0..3 by l40s 0 or 1..3 as its maximum, less the empty fleet
+  const double answer = a["usd_per_hour"].get<double>();
+  bool measured = false, scaled_up = false;
+  for (const auto& step : b["steps"]) {
+    const bool autoscaled = step["fleet"]["l40s"].is_object();
+    if (!autoscaled) continue;
+    // Billed at least its minimum; a run's own bill an hour otherwise.
+    EXPECT_GE(step["usd_per_hour"].get<double>(), step["least_usd_per_hour"].get<double>() - 1e-9);
+    measured = true;
+    scaled_up = scaled_up || step["usd_per_hour"].get<double>() >
+                                 step["least_usd_per_hour"].get<double>() + 1e-9;
+    EXPECT_EQ(step["fleet"]["l40s"]["min"], 1);
+    // Every fleet that could cost less than the answer was run by the bounded search.
+    if (step["least_usd_per_hour"].get<double>() < answer) {
+      EXPECT_TRUE(std::any_of(a["steps"].begin(), a["steps"].end(), [&](const nlohmann::json& s) {
+        return s["fleet"] == step["fleet"];
+      })) << step.dump();
+    }
+    if (step["usd_per_hour"].get<double>() < answer) {
+      EXPECT_FALSE(step["met"].get<bool>()) << step.dump();
+    }
+  }
+  EXPECT_TRUE(measured);
+  EXPECT_TRUE(scaled_up) << "the autoscaler started a replica in some run";
+  EXPECT_THAT(bounded_run.out, HasSubstr("until that least was no less than the cheapest found"));
+  EXPECT_THAT(bounded_run.out, HasSubstr("recorded  h100=0 l40s=1.."));
+  EXPECT_THAT(bounded_run.out,
+              HasSubstr("l40s ($1.00 a replica-hour, autoscaled from 1: its maximum sized)"));
+}
+
 TEST_F(FleetSearchRun, RefusesWhatItCannotSize) {
   struct Case {
     std::vector<std::string> args;
@@ -146,12 +213,9 @@ TEST_F(FleetSearchRun, RefusesWhatItCannotSize) {
   };
   const std::string plain =
       test::write_file(dir_ / "plain.json", R"({"server": {"kind": "batching"}})").string();
-  const std::string scaled = (test::source_dir() / "settings" / "fleet_h100_l40s.json").string();
   const std::vector<Case> cases = {
       {{"capacity", "--settings", plain, "--vary", "fleet", "--target", "ttft_p99_s<=2"},
        "--vary fleet: sizes a fleet's classes"},
-      {{"capacity", "--settings", scaled, "--vary", "fleet", "--target", "ttft_p99_s<=2"},
-       "batching.fleet[1].autoscale: capacity --vary fleet sizes fixed counts"},
       {{"capacity", "--settings", example(), "--vary", "replicas", "--exhaustive"},
        "--exhaustive: sizes a fleet"},
       {{"capacity", "--settings", example(), "--tolerance", "0.1"}, "--tolerance"},

@@ -267,5 +267,58 @@ TEST(FleetSearch, RefusesWhatCannotBeSearched) {
   EXPECT_THROW(check_fleet_search(empty), InputError);
 }
 
+// An autoscaled class ("small", 1 $ a replica-hour, autoscaled from 1: its
+// count is its maximum) bills what its run says, at least its minimum. The
+// search runs the fleets by that least and stops when it reaches the
+// cheapest found: the answer is the brute-force cheapest by measured cost,
+// and every fleet that could have cost less was run.
+TEST(FleetSearch, BoundsAnAutoscaledClassByItsMinimum) {
+  FleetSearch search = two_classes();
+  search.classes[1].autoscale_min = 1;
+  // A fleet's bill an hour over a one-hour run: the small class grows to
+  // its maximum less one, and the figure falls with the big count and the
+  // small class's maximum (but not as the bill does).
+  const auto bill = [](const FleetCounts& n) {
+    return 3.0 * static_cast<double>(n[0]) +
+           (n[1] == 0 ? 0.0 : std::max(1.0, static_cast<double>(n[1]) - 1));
+  };
+  const auto ttft = [](const FleetCounts& n) {
+    return n[0] > 0 ? 7.0 / static_cast<double>(n[0]) + 0.1 * static_cast<double>(n[1])
+                    : 12.0 / static_cast<double>(n[1]);
+  };
+  const auto evaluate = [&](const FleetCounts& n) {
+    Summary s = figure(ttft(n));
+    s.add("cost_usd", bill(n));
+    s.add("end_s", 3600.0);
+    return s;
+  };
+  const FleetSearchResult r = search_fleets(search, evaluate);
+  // By brute force over the grid (the small class from 1 up, or left out).
+  std::optional<double> best;
+  for (std::int64_t a = 0; a <= 6; ++a) {
+    for (std::int64_t b = 0; b <= 6; ++b) {
+      if (a + b == 0 || !search.target.met_by(figure(ttft({a, b})))) continue;
+      if (!best || bill({a, b}) < *best) best = bill({a, b});
+    }
+  }
+  ASSERT_TRUE(best && r.cheapest);
+  EXPECT_DOUBLE_EQ(r.probes[*r.cheapest].usd_per_hour, *best);
+  EXPECT_TRUE(fleet_autoscales(search, r.probes[*r.cheapest].counts));
+  for (std::int64_t a = 0; a <= 6; ++a) {
+    for (std::int64_t b = 0; b <= 6; ++b) {
+      if (a + b == 0 || fleet_usd_per_hour(search, {a, b}) >= *best) continue;
+      const bool run = std::any_of(r.probes.begin(), r.probes.end(), [&](const FleetProbe& p) {
+        return p.counts == FleetCounts{a, b};
+      });
+      EXPECT_TRUE(run) << "big=" << a << " small=" << b << " could cost less than the answer";
+    }
+  }
+  for (const FleetProbe& p : r.probes)
+    EXPECT_LE(p.least_usd_per_hour, p.usd_per_hour);
+  EXPECT_LT(r.probes.size(), fleet_search_max_runs(search));
+  EXPECT_EQ(fleet_text(search, {2, 4}), "big=2 small=1..4");
+  EXPECT_EQ(fleet_text(search, {2, 0}), "big=2 small=0");
+}
+
 }  // namespace
 }  // namespace infersim
