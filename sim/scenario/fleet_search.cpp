@@ -156,16 +156,16 @@ FleetSearchResult search_fleets(const FleetSearch& search,
   result.grid = fleet_search_max_runs(search);
 
   // Runs a fleet. One with an autoscaled class bills what its run says.
-  const auto run = [&](const FleetCounts& counts) {
+  const auto run = [&](const FleetCounts& counts, double least_usd_per_hour) {
     FleetProbe p;
     p.counts = counts;
-    p.least_usd_per_hour = fleet_usd_per_hour(search, counts);
+    p.least_usd_per_hour = least_usd_per_hour;
     p.usd_per_hour = p.least_usd_per_hour;
     p.summary = evaluate(counts);
     if (fleet_autoscales(search, counts)) {
-      const std::optional<double> cost = p.summary.get("cost_usd");
+      const std::optional<double> bill = p.summary.get("cost_usd");
       const std::optional<double> end = p.summary.get("end_s");
-      if (cost && end && *end > 0) p.usd_per_hour = *cost / (*end / 3600);
+      if (bill && end && *end > 0) p.usd_per_hour = *bill / (*end / 3600);
     }
     p.met = search.target.met_by(p.summary);
     result.probes.push_back(p);
@@ -219,7 +219,7 @@ FleetSearchResult search_fleets(const FleetSearch& search,
         cost[i] >= result.probes[*result.cheapest].usd_per_hour) {
       break;
     }
-    run(grid[i]);
+    run(grid[i], cost[i]);
     if (better(result.probes.size() - 1)) result.cheapest = result.probes.size() - 1;
   }
   if (!result.cheapest) result.reason = "no fleet of the grid meets the target";
