@@ -26,8 +26,8 @@ fi
 werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
 mkdir -p "$build"
-# -O1 and line tables only, as the sanitizers' authors advise: a report names
-# its file and line, and the build takes far less time than with -O2 -g.
+# -O1 and line tables only, as the sanitizers' authors advise: a report still
+# names its file and line, and the build is smaller than with -O2 -g.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG $lines" -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG $lines" \
   -DINFERSIM_SANITIZE=ON \
