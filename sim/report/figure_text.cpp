@@ -65,6 +65,10 @@ std::string series_label(const ModeResult& r) {
   return label;
 }
 
+std::string units_text(const ModeResult& r) {
+  return std::to_string(r.server.units) + " " + r.server.unit + (r.server.units == 1 ? "" : "s");
+}
+
 std::string figure_label(const std::string& key, const ServerDescription& server) {
   for (const auto& [own, label] : server.labels) {
     if (key == own) return label;

@@ -39,6 +39,8 @@ std::string column_title(const ModeResult& result);
 // The name of a mode's curves in a plot: "recorded trace", "synthetic poisson".
 std::string series_label(const ModeResult& result);
 
+// What served a mode, counted: "8 cores", "1 replica".
+std::string units_text(const ModeResult& result);
 // The label of a summary key in the words of the server that ran (its own
 // for "utilization", "compute_s" and its wait); the key itself when it has none.
 std::string figure_label(const std::string& key, const ServerDescription& server);

@@ -24,8 +24,8 @@ LoadVerdict assess_load(const ModeResult& r) {
   // Only the edge server's busy time is its requests' own execution times
   // (avg_exec_s exists exactly then).
   const bool own_costs = figure_value(s, "avg_exec_s").has_value();
-  if (own_costs && compute && r.units > 0 && v.span_s > 0) {
-    v.offered_load = *compute / (static_cast<double>(r.units) * v.span_s);
+  if (own_costs && compute && r.server.units > 0 && v.span_s > 0) {
+    v.offered_load = *compute / (static_cast<double>(r.server.units) * v.span_s);
     v.offered_exceeds_capacity = *v.offered_load > 1;
   }
   if (const auto duration = figure_value(s, "benchmark_duration_s")) {
@@ -59,10 +59,6 @@ LoadVerdict assess_load(const ModeResult& r) {
 
 namespace {
 
-std::string units_text(const ModeResult& r) {
-  return std::to_string(r.units) + " " + r.server.unit + (r.units == 1 ? "" : "s");
-}
-
 std::string unanswered_text(const LoadVerdict& v) {
   return std::to_string(v.unanswered) + " of the " + std::to_string(v.served) +
          " requests served were still unanswered when the arrivals' last slice ended (at " +
@@ -77,7 +73,7 @@ std::string overload_text(const ModeResult& r, const LoadVerdict& v) {
   if (v.offered_exceeds_capacity) {
     parts.push_back("the requests ask " + fixed(*v.offered_load, 2) + " times what the " +
                     units_text(r) + " can do (" +
-                    duration_text(*v.offered_load * r.units * v.span_s) +
+                    duration_text(*v.offered_load * r.server.units * v.span_s) +
                     " of execution over the " + duration_text(v.span_s) + " the arrivals span)");
   }
   if (v.drains_long) {
@@ -96,7 +92,7 @@ std::string overload_text(const ModeResult& r, const LoadVerdict& v) {
   }
   parts.push_back(unanswered_text(v));
   if (v.busy_while_arriving && !v.offered_load) {
-    parts.push_back("the " + units_text(r) + (r.units == 1 ? " was busy " : " were busy ") +
+    parts.push_back("the " + units_text(r) + (r.server.units == 1 ? " was busy " : " were busy ") +
                     fixed(*v.busy_while_arriving * 100, 1) + " % of the time until then");
   }
   // What it cost: the deadlines met (the mode's figure, a mean when replicated).

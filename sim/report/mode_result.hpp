@@ -31,9 +31,8 @@ struct ModeResult {
   // ("poisson", "gamma, burstiness 4"); empty for the recorded mode.
   std::string arrivals;
   // What served the requests, as it describes itself (the edge server's
-  // words unless told), made of `units` of `server.unit`.
+  // words unless told), made of `server.units` of `server.unit`.
   ServerDescription server;
-  std::uint32_t units = 0;
   std::string rejection_limit;  // ServerUsage's: what refuses a request on arrival
   // A fleet's (BATCHING.md section 11): each replica's class by index, and
   // each class's figures; empty without a fleet.

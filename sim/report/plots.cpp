@@ -242,7 +242,7 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s) {
         "column(\"" + busy + "\")", busy,
         [](const ModeResult&, const TimeSlice& s) { return s.busy_cores_mean; }};
     const std::string all =
-        std::to_string(first.units) + " " + unit + (first.units == 1 ? "" : "s");
+        std::to_string(first.server.units) + " " + unit + (first.server.units == 1 ? "" : "s");
     return slice_plot(
         series,
         {"utilization", "Busy " + unit + "s", "busy " + unit + "s (mean)", column,
@@ -251,14 +251,14 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s) {
              ": a slice at the line "
              "had no " +
              unit + " to spare.",
-         shortest(first.units) + " with lines dt 2 lc rgb \"#666666\" title \"" + all + "\"",
-         std::nullopt, "", std::max<double>(first.units, 1) * 1.08});
+         shortest(first.server.units) + " with lines dt 2 lc rgb \"#666666\" title \"" + all + "\"",
+         std::nullopt, "", std::max<double>(first.server.units, 1) * 1.08});
   }
   // The batching server: its KV cache in use, and its batches.
   PlotScript p;
   p.name = "utilization";
   p.title = "KV cache use and batch size";
-  const double replicas = std::max<double>(first.units, 1);
+  const double replicas = std::max<double>(first.server.units, 1);
   const std::optional<double> blocks = first.server.kv_blocks;
   p.caption =
       "Top: the KV cache's blocks in use, summed over the replicas, as a share of all of "

@@ -200,10 +200,6 @@ const TimeSlice* busiest_slice(const ModeResult& r) {
   return best;
 }
 
-std::string units_text(const ModeResult& r) {
-  return std::to_string(r.units) + " " + r.server.unit + (r.units == 1 ? "" : "s");
-}
-
 // A mode's verdict: whether its requests met their deadlines (at least 99 %
 // of them), by how much they missed, and whether its server kept up.
 std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& settings) {
@@ -275,7 +271,8 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
          "Kept up: the last response came " + duration_text(load.drain_s) +
              " after the last arrival" +
              (load.busy_while_arriving
-                  ? "; the " + units_text(r) + (r.units == 1 ? " was busy " : " were busy ") +
+                  ? "; the " + units_text(r) +
+                        (r.server.units == 1 ? " was busy " : " were busy ") +
                         fixed(*load.busy_while_arriving * 100, 1) + " % of the time until then"
                   : std::string()) +
              "."});

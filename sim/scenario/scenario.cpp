@@ -110,7 +110,6 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
 
   result.events = simulation.events_executed();
   const ServerUsage usage = server->usage(collector.end(run_length));
-  result.units = usage.units;
   result.rejection_limit = usage.rejection_limit;
   result.unit_class = usage.unit_class;
   result.classes = usage.classes;

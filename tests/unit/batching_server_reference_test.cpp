@@ -356,7 +356,7 @@ class Reference {
   // Section 11's evaluation of class c at t.
   void evaluate(std::size_t c, std::int64_t t) {
     const Autoscale& a = *classes_[c].autoscale;
-    std::int64_t load = 0, current = 0;
+    std::int64_t load = 0;
     std::vector<std::size_t> absent, starting, active;
     for (std::size_t r = 0; r < reps_.size(); ++r) {
       const Replica& rep = reps_[r];
@@ -368,7 +368,7 @@ class Reference {
         load += holds(rep);
       }
     }
-    current = static_cast<std::int64_t>(starting.size() + active.size());
+    const auto current = static_cast<std::int64_t>(starting.size() + active.size());
     const auto wanted =
         static_cast<std::int64_t>(std::ceil(static_cast<double>(load) / a.target_requests));
     const std::int64_t desired = std::min(a.max, std::max(a.min, wanted));
