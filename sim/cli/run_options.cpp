@@ -99,6 +99,17 @@ const std::vector<KnobFlag>& knob_flags() {
       {"lockstep", "batching.lockstep",
        "batching: on or off: replicas step together, as data-parallel MoE engines (off)",
        KnobFlag::kSwitch},
+      {"decode-router", "batching.decode_router",
+       "batching, disaggregated: round-robin, least-requests or kv-aware among the decode "
+       "replicas (round-robin)",
+       KnobFlag::kText},
+      {"kv-bytes-per-token", "batching.kv_bytes_per_token",
+       "batching, disaggregated: KV bytes a prompt token transfers (131072)", KnobFlag::kReal},
+      {"kv-link-gbps", "batching.kv_link_gbps",
+       "batching, disaggregated: a prefill replica's link to the decode replicas, Gbit/s (400)",
+       KnobFlag::kReal},
+      {"kv-link-latency-s", "batching.kv_link_latency_s",
+       "batching, disaggregated: fixed cost of a KV transfer, s (0.0005)", KnobFlag::kReal},
       {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
       {"format", "trace.format",
        "auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, token-ids-jsonl, csv or jsonl "

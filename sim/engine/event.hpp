@@ -14,13 +14,15 @@ namespace infersim {
 // that order by every observer; a server's decisions (a batching step
 // scheduled) come after both, once it knows everything that happens then.
 // Within an instant: replicas becoming active (BATCHING.md section 11 (0)),
-// departures, arrivals, scheduling, then autoscaling evaluations (11 (4)).
+// departures, KV transfers ending (section 12 (1b)), arrivals, scheduling,
+// then autoscaling evaluations (11 (4)).
 enum class Phase : std::uint8_t {
   kActivate = 0,
   kDeparture = 1,
-  kArrival = 2,
-  kSchedule = 3,
-  kEvaluate = 4
+  kTransfer = 2,
+  kArrival = 3,
+  kSchedule = 4,
+  kEvaluate = 5
 };
 
 struct EventKey {

@@ -84,6 +84,8 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
       {"step_expert_s", k.step_expert_s},
       {"gpu_idle_w", k.gpu_idle_w},
       {"gpu_max_w", k.gpu_max_w},
+      {"kv_bytes_per_token", k.kv_bytes_per_token},
+      {"kv_link_latency_s", k.kv_link_latency_s},
   };
   for (const auto& [name, value] : amounts) {
     if (!(std::isfinite(value) && value >= 0)) {
@@ -99,6 +101,12 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
   if (k.step_expert_s > 0 && k.moe_experts == 0) {
     fail(key("step_expert_s") + ", " + key("moe_experts"),
          "step_expert_s needs moe_experts: a dense model reads no expert");
+  }
+  if (!(std::isfinite(k.kv_link_gbps) && k.kv_link_gbps > 0)) {
+    fail(key("kv_link_gbps"), "must be a finite number > 0");
+  }
+  if (k.decode_router == RouterKind::kPrefix) {
+    fail(key("decode_router"), "must be round-robin, least-requests or kv-aware, not prefix");
   }
   if (k.gpu_max_w < k.gpu_idle_w) {
     fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");

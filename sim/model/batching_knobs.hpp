@@ -44,6 +44,12 @@ struct BatchingKnobs {
   double gpu_max_w = 700;               //
   bool async_scheduling = false;        //
   bool lockstep = false;                //
+  // Disaggregated prefill and decode (section 12), fleet-wide; used only when
+  // the fleet's classes carry roles.
+  RouterKind decode_router = RouterKind::kRoundRobin;  // not `prefix`
+  double kv_bytes_per_token = 131072;  // Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 x 2 bytes
+  double kv_link_gbps = 400;           // a prefill replica's link
+  double kv_link_latency_s = 0.0005;   // a transfer's fixed cost
 
   // L as given, else min(131072, K*B) (K and B checked first).
   std::int64_t model_len() const;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/percentiles.hpp"
+
 namespace infersim {
 
 BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet)
@@ -12,7 +14,9 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
       classes_(std::move(fleet)),
       fleet_(!classes_.empty()),
       model_len_(knobs.model_len()),
-      router_(knobs.router, knobs.block_tokens) {
+      router_(knobs.router, knobs.block_tokens),
+      decode_router_(knobs.decode_router, knobs.block_tokens),
+      link_latency_ns_(std::llround(knobs.kv_link_latency_s * 1e9)) {
   if (!fleet_) {
     ReplicaClass only;
     only.replicas = knobs.replicas;
@@ -23,8 +27,10 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   for (const ReplicaClass& c : classes_) {
     costs_.push_back(StepCost::of(c.knobs));
     count += static_cast<std::uint32_t>(c.slots());
+    disaggregated_ = disaggregated_ || c.role != Role::kBoth;
   }
   replicas_.resize(count);
+  links_.resize(count);
   step_end_.assign(count, kIdle);
   gone_.resize(classes_.size());
   next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
@@ -39,7 +45,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
         r.state = State::kActive;
         r.since = SimTime::zero();
         r.active_from = SimTime::zero();
-        r.scheduler = std::make_unique<ReplicaScheduler>(index, cls.knobs, requests_);
+        r.scheduler = make_scheduler(index, cls);
       }
     }
     if (cls.autoscale) next_evaluation_[c] = SimTime::zero() + cls.autoscale->interval;
@@ -53,10 +59,23 @@ void BatchingServer::attach(ServerContext& context) {
   schedule_evaluation(SimTime::ns(-1));
 }
 
+std::unique_ptr<ReplicaScheduler> BatchingServer::make_scheduler(std::uint32_t index,
+                                                                 const ReplicaClass& cls) {
+  auto scheduler = std::make_unique<ReplicaScheduler>(index, cls.knobs, requests_, cls.role);
+  if (cls.role == Role::kDecode) scheduler->set_decode_waits(&decode_waits_);
+  return scheduler;
+}
+
 void BatchingServer::rebuild_active() {
   active_.clear();
+  decode_active_.clear();
   for (Replica& r : replicas_) {
-    if (r.state == State::kActive) active_.push_back(r.scheduler.get());
+    if (r.state != State::kActive) continue;
+    if (classes_[r.cls].role == Role::kDecode) {
+      decode_active_.push_back(r.scheduler.get());
+    } else {
+      active_.push_back(r.scheduler.get());
+    }
   }
 }
 
@@ -123,6 +142,10 @@ void BatchingServer::accept(std::uint64_t id, const Request& request, SimTime se
 }
 
 void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
+  // A replica that formed an empty batch tries again at (3) of the next
+  // instant of the run (section 13.7): before an evaluation due now, after
+  // anything else.
+  if (stalled_ && kind == kEvaluate && passed_at_ != context_->now()) schedule_pass();
   switch (kind) {
     case kArrive:
       arrive(static_cast<std::uint32_t>(subject));
@@ -139,9 +162,13 @@ void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
     case kEvaluate:
       evaluate();
       break;
+    case kTransferEnd:
+      end_transfer(static_cast<std::uint32_t>(subject), static_cast<std::uint32_t>(subject >> 32));
+      break;
     default:
       throw std::logic_error("batching server: unknown event kind " + std::to_string(kind));
   }
+  if (stalled_ && kind != kEvaluate && kind != kSchedulePass && kind != kActivate) request_pass();
 }
 
 void BatchingServer::release_slot(std::uint32_t slot) {
@@ -150,7 +177,8 @@ void BatchingServer::release_slot(std::uint32_t slot) {
 
 void BatchingServer::request_pass() {
   const SimTime now = context_->now();
-  if (pass_at_ == now) return;
+  // One pass an instant: scheduled, or run already.
+  if (pass_at_ == now || passed_at_ == now) return;
   // The pass comes after every step end and arrival of the instant (section
   // 6); when none is left to run, it runs now, an event saved a step.
   if (!context_->pending_now_before(Phase::kSchedule)) {
@@ -169,15 +197,51 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  ReplicaScheduler& replica = *active_[router_.route(r, active_)];
-  const std::uint32_t index = replica.index();
+  join(*active_[router_.route(r, active_)], slot);
+}
+
+void BatchingServer::join(ReplicaScheduler& replica, std::uint32_t slot) {
   // With lockstep a replica may schedule only when none steps.
-  const bool busy = knobs_.lockstep ? any_stepping() : !idle(index);
+  const bool busy = knobs_.lockstep ? any_stepping() : !idle(replica.index());
   if (busy && knobs_.async_scheduling) {
     replica.enqueue_pending(slot);
   } else {
     replica.enqueue(slot);
     if (!busy) request_pass();
+  }
+}
+
+void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now) {
+  // latency + p tokens' bytes over the link's bandwidth, each rounded to ns,
+  // after the transfers queued before it on this link.
+  const BatchedRequest& r = requests_[slot];
+  const double bytes = static_cast<double>(r.prompt) * knobs_.kv_bytes_per_token;
+  const Duration xfer =
+      Duration::ns(link_latency_ns_ + std::llround(bytes * 8 / (knobs_.kv_link_gbps * 1e9) * 1e9));
+  kv_bytes_ += bytes;
+  Link& link = links_[replica];
+  link.end = std::max(now, link.end) + xfer;
+  ++link.queued;
+  // Transfers ending at one instant run in the order they were queued: by
+  // their first token's instant, prefill replica, then batch order.
+  context_->schedule(link.end, Phase::kTransfer, kTransferEnd,
+                     slot | (std::uint64_t{replica} << 32));
+}
+
+void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
+  const SimTime now = context_->now();
+  Replica& from = replicas_[replica];
+  from.scheduler->release_handed(slot);
+  --links_[replica].queued;
+  BatchedRequest& r = requests_[slot];
+  transfers_.push_back(now - r.last_token);  // its first token's instant
+  r.transfer_end = now;
+  r.transferred = true;
+  join(*decode_active_[decode_router_.route(r, decode_active_)], slot);
+  // Its blocks are free: the prefill replica may admit what waited for them.
+  if (idle(replica) && from.scheduler->has_work()) request_pass();
+  if (from.state == State::kDraining && idle(replica) && holds_nothing(replica)) {
+    make_absent(replica, now);
   }
 }
 
@@ -194,15 +258,18 @@ void BatchingServer::end_steps() {
     ReplicaScheduler& replica = *replicas_[i].scheduler;
     gaps_.clear();
     finished_.clear();
-    replica.complete(now, *context_, gaps_, finished_);
+    handed_.clear();
+    replica.complete(now, *context_, gaps_, finished_, handed_);
     if (!gaps_.empty()) context_->token_gaps(gaps_);
+    for (const std::uint32_t slot : handed_)
+      queue_transfer(i, slot, now);
     for (const std::uint32_t slot : finished_) {
       served_tokens_ += static_cast<double>(requests_[slot].prompt + requests_[slot].output);
       release_slot(slot);
     }
     if (knobs_.async_scheduling && !knobs_.lockstep) replica.advance_pending();
     // A draining replica that holds nothing more goes (section 11).
-    if (replicas_[i].state == State::kDraining && replica.requests() == 0) make_absent(i, now);
+    if (replicas_[i].state == State::kDraining && holds_nothing(i)) make_absent(i, now);
   }
   if (knobs_.async_scheduling && knobs_.lockstep && ended) {
     for (Replica& replica : replicas_)
@@ -220,12 +287,17 @@ void BatchingServer::end_steps() {
 void BatchingServer::schedule_pass() {
   const SimTime now = context_->now();
   pass_at_ = SimTime::ns(-1);
+  passed_at_ = now;
+  stalled_ = false;
   if (!knobs_.lockstep) {
     for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
       if (!idle(i) || !steps(i) || !replicas_[i].scheduler->has_work()) continue;
       ReplicaScheduler& replica = *replicas_[i].scheduler;
       StepRecord record;
-      if (!replica.schedule(now, *context_, record)) continue;
+      if (!replica.schedule(now, *context_, record)) {
+        stalled_ = true;
+        continue;
+      }
       record.end = now + costs_[replicas_[i].cls].duration(work_of(record));
       begin_step(i, now, record.end);
       ++steps_;
@@ -296,8 +368,10 @@ void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
   if (r.state != State::kStarting || r.generation != generation) return;  // it went first
   r.state = State::kActive;
   r.active_from = context_->now();
-  r.scheduler = std::make_unique<ReplicaScheduler>(slot, classes_[r.cls].knobs, requests_);
+  r.scheduler = make_scheduler(slot, classes_[r.cls]);
+  links_[slot] = Link{};
   rebuild_active();
+  if (stalled_) request_pass();  // an instant of the run (section 13.7)
 }
 
 void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
@@ -398,7 +472,7 @@ void BatchingServer::evaluate() {
     for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
       Replica& r = replicas_[*it];
       ++scale_downs_;
-      if (r.scheduler->requests() == 0 && idle(*it)) {
+      if (idle(*it) && holds_nothing(*it)) {
         make_absent(*it, now);
       } else {
         r.state = State::kDraining;
@@ -432,12 +506,15 @@ ServerDescription BatchingServer::describe() const {
         count = std::to_string(cls.autoscale->min) + " to " + std::to_string(cls.autoscale->max) +
                 ", autoscaled from " + count;
       }
+      if (disaggregated_) count += std::string(", ") + to_string(cls.role);
       d.headline += std::string(c == 0                     ? ""
                                 : c + 1 == classes_.size() ? " and "
                                                            : ", ") +
                     cls.name + " (" + count + ")";
     }
-    d.headline += " (" + router + ")";
+    d.headline += " (" + router +
+                  (disaggregated_ ? ", decode router " + to_string(knobs_.decode_router) : "") +
+                  ")";
   } else {
     d.headline = std::to_string(knobs_.replicas) +
                  (knobs_.replicas == 1 ? " batching replica" : " batching replicas") + " (" +
@@ -506,6 +583,14 @@ ServerDescription BatchingServer::describe() const {
   d.series_words =
       ", the batching server's running and waiting requests, KV blocks, steps and prefix hits";
   d.steps = true;
+  d.hands_over = disaggregated_;
+  if (disaggregated_) {
+    d.table_last.insert(d.table_last.end(),
+                        {"kv_transfers", "kv_transfer_p99_s", "decode_wait_p99_s"});
+    d.figure_groups.push_back({"Disaggregated prefill and decode",
+                               {"kv_transfers", "kv_transfer_gb", "kv_transfer_p50_s",
+                                "kv_transfer_p99_s", "decode_wait_p99_s"}});
+  }
   // The KV blocks of its replicas, when their number is fixed.
   double blocks = 0;
   for (const ReplicaClass& cls : classes_) {
@@ -586,6 +671,7 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     const ClassTotals& t = totals[c];
     ClassUsage u;
     u.name = cls.name;
+    if (disaggregated_) u.role = to_string(cls.role);
     u.replica_hours = t.provisioned.seconds() / 3600;
     u.busy_s = t.busy.seconds();
     if (t.provisioned > Duration::zero()) u.utilization = u.busy_s / t.provisioned.seconds();
@@ -616,6 +702,24 @@ ServerUsage BatchingServer::usage(SimTime end) const {
   usage.figures.push_back({"peak_replicas", count(peak_provisioned_), true});
   usage.figures.push_back({"scale_ups", count(scale_ups_), true});
   usage.figures.push_back({"scale_downs", count(scale_downs_), true});
+  if (!disaggregated_) return usage;
+
+  // Section 12: the KV transfers and the decode side's queue.
+  const auto ns_of = [](const std::vector<Duration>& durations) {
+    std::vector<std::int64_t> ns;
+    ns.reserve(durations.size());
+    for (const Duration d : durations)
+      ns.push_back(d.count_ns());
+    return ns;
+  };
+  const std::vector<std::optional<double>> transfer =
+      percentiles_seconds(ns_of(transfers_), {0.5, 0.99});
+  usage.figures.push_back({"kv_transfers", count(transfers_.size()), true});
+  usage.figures.push_back({"kv_transfer_gb", kv_bytes_ / 1e9, false});
+  usage.figures.push_back({"kv_transfer_p50_s", transfer[0], false});
+  usage.figures.push_back({"kv_transfer_p99_s", transfer[1], false});
+  usage.figures.push_back(
+      {"decode_wait_p99_s", percentiles_seconds(ns_of(decode_waits_), {0.99})[0], false});
   return usage;
 }
 

@@ -3,11 +3,13 @@
 // caching (ReplicaScheduler), behind a router (RequestRouter) that sees the
 // active replicas; with async scheduling and lockstep replicas as section 10
 // says, and a fleet of replica classes that autoscale and cost money as
-// section 11 says. Its own events: a request reaching the server (arrival
-// phase), the end of the steps at an instant (departure phase, replicas in
-// index order), one scheduling pass an instant (schedule phase, after
-// everything else then), a started replica becoming active (activate phase,
-// first) and the autoscaler's evaluations (evaluate phase, last).
+// section 11 says, whose classes may split prefill and decode as section 12
+// says. Its own events: a request reaching the server (arrival phase), the
+// end of the steps at an instant (departure phase, replicas in index order),
+// a KV transfer's end (transfer phase, after the departures), one scheduling
+// pass an instant (schedule phase, after everything else then), a started
+// replica becoming active (activate phase, first) and the autoscaler's
+// evaluations (evaluate phase, last).
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,8 @@ class BatchingServer final : public ServerModel {
     kStepEnd = 1,
     kSchedulePass = 2,
     kActivate = 3,
-    kEvaluate = 4
+    kEvaluate = 4,
+    kTransferEnd = 5
   };
   enum class State : std::uint8_t { kAbsent, kStarting, kActive, kDraining };
   // One replica slot: the replica in it now (none while absent or starting).
@@ -79,6 +82,17 @@ class BatchingServer final : public ServerModel {
   };
 
   void arrive(std::uint32_t slot);
+  // Into `replica`'s waiting (or pending, section 10), with a pass if it is idle.
+  void join(ReplicaScheduler& replica, std::uint32_t slot);
+  // Section 12: a handed-over request queues on its prefill replica's link;
+  // at the transfer's end it goes to a decode replica.
+  void queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now);
+  void end_transfer(std::uint32_t slot, std::uint32_t replica);
+  // Holds no request (waiting, running, pending) and no transfer: a draining
+  // replica may go.
+  bool holds_nothing(std::uint32_t replica) const {
+    return replicas_[replica].scheduler->requests() == 0 && links_[replica].queued == 0;
+  }
   void end_steps();
   void schedule_pass();
   void request_pass();
@@ -95,6 +109,7 @@ class BatchingServer final : public ServerModel {
   void start_replica(std::uint32_t slot, SimTime now);
   void activate(std::uint32_t slot, std::uint32_t generation);
   void make_absent(std::uint32_t slot, SimTime now);
+  std::unique_ptr<ReplicaScheduler> make_scheduler(std::uint32_t index, const ReplicaClass& cls);
   void rebuild_active();
   void evaluate();
   void schedule_evaluation(SimTime after);
@@ -109,8 +124,28 @@ class BatchingServer final : public ServerModel {
   std::vector<BatchedRequest> requests_;  // slots of the requests in flight
   std::vector<std::uint32_t> free_slots_;
   std::vector<Replica> replicas_;          // every class's slots, in index order
-  std::vector<ReplicaScheduler*> active_;  // the active ones, in index order
+  std::vector<ReplicaScheduler*> active_;  // the active ones, in index order (prefill ones)
   RequestRouter router_;
+  // Section 12: the active decode replicas and their router, each replica's
+  // link (the end of its last transfer, and how many are queued or running).
+  bool disaggregated_ = false;
+  std::vector<ReplicaScheduler*> decode_active_;
+  RequestRouter decode_router_;
+  struct Link {
+    SimTime end = SimTime::zero();
+    std::uint32_t queued = 0;
+  };
+  std::vector<Link> links_;
+  std::int64_t link_latency_ns_ = 0;
+  std::vector<std::uint32_t> handed_;
+  std::vector<Duration> transfers_;     // each transfer's end - first token
+  std::vector<Duration> decode_waits_;  // each first decode admission - transfer end
+  double kv_bytes_ = 0;                 // Σ p * kv_bytes_per_token
+  // A replica formed an empty batch with work in hand (a prefill replica
+  // whose held blocks stop its front request): it tries again at the next
+  // instant of the run (section 13.7). The last instant a pass ran.
+  bool stalled_ = false;
+  SimTime passed_at_ = SimTime::ns(-1);
   std::uint32_t stepping_ = 0;  // replicas stepping now
   // Each replica's step end, kIdle when it is not stepping: side by side, for
   // the scans at every step end and scheduling pass.

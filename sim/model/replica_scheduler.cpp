@@ -6,8 +6,9 @@
 namespace infersim {
 
 ReplicaScheduler::ReplicaScheduler(std::uint32_t index, const BatchingKnobs& knobs,
-                                   std::vector<BatchedRequest>& requests)
+                                   std::vector<BatchedRequest>& requests, Role role)
     : index_(index),
+      role_(role),
       block_tokens_(knobs.block_tokens),
       max_seqs_(knobs.max_num_seqs),
       max_batched_tokens_(knobs.max_num_batched_tokens),
@@ -19,14 +20,14 @@ ReplicaScheduler::ReplicaScheduler(std::uint32_t index, const BatchingKnobs& kno
 void ReplicaScheduler::enqueue(std::uint32_t slot) {
   waiting_.push_back(slot);
   const BatchedRequest& r = at(slot);
-  waiting_tokens_ += r.num_tokens;
+  waiting_tokens_ += queued_tokens(r);
   if (r.prompt_blocks.count() != 0) pool_.fit_groups(r.prompt_blocks.per_id());
 }
 
 void ReplicaScheduler::enqueue_pending(std::uint32_t slot) {
   pending_.emplace_back(slot, 2);
   const BatchedRequest& r = at(slot);
-  waiting_tokens_ += r.num_tokens;
+  waiting_tokens_ += queued_tokens(r);
   if (r.prompt_blocks.count() != 0) pool_.fit_groups(r.prompt_blocks.per_id());
 }
 
@@ -142,6 +143,7 @@ void ReplicaScheduler::preempt_last() {
   BatchedRequest& r = at(slot);
   release_blocks(r);
   r.computed = 0;
+  r.transferred = false;  // its re-admission recomputes here (section 12)
   ++r.preemptions;
   ++preemptions_;
   waiting_.push_front(slot);
@@ -204,13 +206,17 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
       const std::uint32_t h = front_hit(slot);
       const std::int64_t hit = std::int64_t{h} * block_tokens_;
       const std::int64_t touched = prefix_caching_ ? pool_.watched_free() : 0;
-      const std::int64_t n = std::min(r.num_tokens - hit, budget);
-      const std::int64_t fresh = blocks_for(hit + n) - h;
+      // A transferred request (section 12) computes its one new token; the
+      // transferred KV fills the blocks past the hit.
+      const bool transferred = r.transferred;
+      const std::int64_t n = transferred ? 1 : std::min(r.num_tokens - hit, budget);
+      const std::int64_t fresh =
+          transferred ? blocks_for(r.num_tokens) - h : blocks_for(hit + n) - h;
       std::int64_t need = fresh + touched;
       if (reserve_full_prompt_) need = std::max(need, blocks_for(r.num_tokens) - h + touched);
       if (need > pool_.free_blocks()) break;
       waiting_.pop_front();
-      waiting_tokens_ -= r.num_tokens;
+      waiting_tokens_ -= queued_tokens(r);
       // The hit blocks, then new ones.
       r.blocks.reserve(static_cast<std::size_t>(h + fresh));
       for (const std::uint32_t b : front_blocks_) {
@@ -222,17 +228,26 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
       front_slot_ = kNoSlot;
       for (std::int64_t k = 0; k < fresh; ++k)
         r.blocks.push_back(pool_.take());
-      r.computed = hit;
-      r.hit_tokens += static_cast<std::uint64_t>(hit);
+      r.computed = transferred ? r.num_tokens - 1 : hit;
       r.registered = h;  // the hit blocks are cached already
-      register_blocks(r, hit + n);
+      register_blocks(r, r.computed + n);
       running_.push_back(slot);
       add_entry(r, n);
       budget -= n;
-      admitted_tokens += static_cast<std::uint64_t>(r.num_tokens);
-      admitted_hit += static_cast<std::uint64_t>(hit);
-      ++admissions_;
+      // Only admissions on prefill (and colocated) replicas count their hits
+      // (section 13.8).
+      if (role_ != Role::kDecode) {
+        r.hit_tokens += static_cast<std::uint64_t>(hit);
+        admitted_tokens += static_cast<std::uint64_t>(r.num_tokens);
+        admitted_hit += static_cast<std::uint64_t>(hit);
+        ++admissions_;
+      }
       ++admitted;
+      if (transferred) {
+        r.transferred = false;
+        if (decode_waits_ != nullptr) decode_waits_->push_back(now - r.transfer_end);
+        context.decoding(r.id, index_, r.transfer_end, now);
+      }
       if (!r.started) {
         r.started = true;
         context.started(r.id, index_, now);
@@ -269,7 +284,8 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
 }
 
 void ReplicaScheduler::complete(SimTime now, ServerContext& context, std::vector<Duration>& gaps,
-                                std::vector<std::uint32_t>& finished) {
+                                std::vector<std::uint32_t>& finished,
+                                std::vector<std::uint32_t>& handed) {
   std::size_t kept = 0;
   for (std::size_t e = 0; e < batch_; ++e) {
     const std::uint32_t slot = running_[e];
@@ -293,6 +309,11 @@ void ReplicaScheduler::complete(SimTime now, ServerContext& context, std::vector
         context.finished(r.id, now, r.preemptions, r.hit_tokens);
         release_blocks(r);
         finished.push_back(slot);
+        done = true;
+      } else if (role_ == Role::kPrefill) {
+        // Its first token: handed over to a decode replica, its blocks kept
+        // until its KV has left (section 12).
+        handed.push_back(slot);
         done = true;
       }
     }

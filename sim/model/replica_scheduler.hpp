@@ -2,7 +2,10 @@
 // its `waiting` queue, its `running` list and, with async scheduling, its
 // pending requests; the step algorithm (running requests first, preempting the
 // last one by recomputation when blocks run short, then admissions from the
-// front of waiting) and the end of a step.
+// front of waiting) and the end of a step. On one side of a disaggregated
+// fleet (section 12), a prefill replica hands a request over at its first
+// token and keeps its blocks until the server releases them, and a decode
+// replica admits a transferred request with its prompt computed.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include "model/batching_knobs.hpp"
 #include "model/block_identity.hpp"
 #include "model/kv_block_pool.hpp"
+#include "model/replica_class.hpp"
 #include "model/server_model.hpp"
 
 namespace infersim {
@@ -35,7 +39,9 @@ struct alignas(64) BatchedRequest {
   // one of their identities, so they are tried again only after one.
   std::uint32_t registered = 0;
   bool started = false;
-  bool has_token = false;  // a token has left (last_token is its instant)
+  bool has_token = false;    // a token has left (last_token is its instant)
+  bool transferred = false;  // waiting on a decode replica with its KV (section 12)
+  SimTime transfer_end;      // its KV transfer's end, once handed over
   PromptBlocks prompt_blocks;
   std::vector<std::uint32_t> anonymous;
   std::uint64_t anonymous_seen = 0;
@@ -51,9 +57,10 @@ class ReplicaScheduler {
   // `requests` is the server's slot array (indexed by slot; it may grow
   // between events, so nothing here keeps a reference into it).
   ReplicaScheduler(std::uint32_t index, const BatchingKnobs& knobs,
-                   std::vector<BatchedRequest>& requests);
+                   std::vector<BatchedRequest>& requests, Role role = Role::kBoth);
 
   std::uint32_t index() const { return index_; }
+  Role role() const { return role_; }
   // Joins the back of waiting (at once) or becomes pending with a count of 2.
   void enqueue(std::uint32_t slot);
   void enqueue_pending(std::uint32_t slot);
@@ -71,9 +78,16 @@ class ReplicaScheduler {
   bool schedule(SimTime now, ServerContext& context, StepRecord& record);
   // The end of the step at `now`: tokens appear (their gaps appended to
   // `gaps`), requests finish and are reported; their slots are appended to
-  // `finished`.
+  // `finished`. On a prefill replica, the requests that produced their first
+  // token with more to come leave running, blocks held, and are appended to
+  // `handed` in batch order.
   void complete(SimTime now, ServerContext& context, std::vector<Duration>& gaps,
-                std::vector<std::uint32_t>& finished);
+                std::vector<std::uint32_t>& finished, std::vector<std::uint32_t>& handed);
+  // Where a decode replica appends each transferred request's wait from its
+  // transfer's end to its admission (section 12's decode_wait_p99_s).
+  void set_decode_waits(std::vector<Duration>* waits) { decode_waits_ = waits; }
+  // A handed-over request's KV has left: its blocks are released (section 4).
+  void release_handed(std::uint32_t slot) { release_blocks(at(slot)); }
 
   // What the routers see (section 8, pending requests counted as waiting).
   std::uint64_t requests() const { return waiting_.size() + pending_.size() + running_.size(); }
@@ -106,7 +120,14 @@ class ReplicaScheduler {
   std::uint32_t front_hit(std::uint32_t slot);
   void drop_front_hit();
 
+  // What a queued request counts in waiting_tokens_: num_tokens - computed
+  // (computed is 0 unless it was transferred: then 1).
+  static std::int64_t queued_tokens(const BatchedRequest& r) {
+    return r.transferred ? 1 : r.num_tokens;
+  }
+
   std::uint32_t index_;
+  Role role_;
   std::int64_t block_tokens_;
   std::int64_t max_seqs_;
   std::int64_t max_batched_tokens_;
@@ -119,7 +140,7 @@ class ReplicaScheduler {
   std::vector<std::uint32_t> running_;  // admission order; the batch is its first batch_ entries
   std::vector<std::pair<std::uint32_t, std::uint32_t>> pending_;  // (slot, count)
   std::uint32_t batch_ = 0;
-  std::int64_t waiting_tokens_ = 0;  // Σ num_tokens over waiting and pending
+  std::int64_t waiting_tokens_ = 0;  // Σ queued_tokens over waiting and pending
 
   // The hit of the front waiting request, kept between steps while it cannot
   // be admitted: its blocks are watched in the pool (how many are free follows
@@ -130,6 +151,7 @@ class ReplicaScheduler {
   std::uint64_t front_registrations_ = 0;
   std::vector<std::uint32_t> front_blocks_;
 
+  std::vector<Duration>* decode_waits_ = nullptr;
   std::uint64_t preemptions_ = 0;
   std::uint64_t admitted_tokens_ = 0;
   std::uint64_t admitted_hit_tokens_ = 0;

@@ -26,6 +26,13 @@ struct RequestOutcome {
   SimTime first_token_server;           // ... leaves the server
   std::uint32_t preemptions = 0;        // batching: times preempted by recompute
   std::uint32_t prefix_hit_tokens = 0;  // batching: prompt tokens found in the prefix cache
+  // Disaggregated (BATCHING.md section 12): handed over to decode replica
+  // `decode_unit`, its KV transfer ending at `transfer_end`, first admitted
+  // there at `decode_start`. False for a request served on one replica.
+  bool handed_over = false;
+  std::uint32_t decode_unit = 0;
+  SimTime transfer_end;
+  SimTime decode_start;
   // Refused on reaching the server (BATCHING.md section 2): only device and
   // server_arrival hold; every other instant is server_arrival.
   bool rejected = false;

@@ -24,14 +24,15 @@ std::uint32_t RequestRouter::route(const BatchedRequest& r,
     case RouterKind::kLeastRequests:
       return least_requests(replicas);
     case RouterKind::kKvAware: {
-      // ceil((W + p - hit) / B) + U, the least.
+      // ceil((W + p - hit) / B) + U, the least; p is the request's num_tokens
+      // (a transferred one's is p + 1, section 12).
       std::uint32_t best = 0;
       std::int64_t best_cost = 0;
       for (std::uint32_t i = 0; i < count; ++i) {
         const ReplicaScheduler& s = *replicas[i];
         const std::int64_t hit = std::int64_t{s.hit_blocks(r)} * block_tokens_;
         const std::int64_t cost =
-            (s.waiting_tokens() + r.prompt - hit + block_tokens_ - 1) / block_tokens_ +
+            (s.waiting_tokens() + r.num_tokens - hit + block_tokens_ - 1) / block_tokens_ +
             s.used_blocks();
         if (i == 0 || cost < best_cost) {
           best = i;

@@ -89,6 +89,9 @@ struct ServerDescription {
   // KV blocks and batches, and its units apart (replicas.csv). The edge
   // server tells a request's start and finish; its tokens follow from them.
   bool steps = false;
+  // Its requests may be handed from a prefill replica to a decode replica
+  // (BATCHING.md section 12): requests.csv adds the decode side's columns.
+  bool hands_over = false;
   // Its units' KV blocks in all when their number is fixed (the KV plot's 100 %).
   std::optional<double> kv_blocks;
   // Each unit's power over idle while busy, when its units differ (a fleet's

@@ -74,6 +74,10 @@ class ServerContext {
   // (0 for the edge server).
   virtual void finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,
                         std::uint64_t prefix_hit_tokens) = 0;
+  // Disaggregated (BATCHING.md section 12): its KV, whose transfer ended at
+  // `transfer_end`, admitted on decode replica `unit` at `at`. First time only.
+  virtual void decoding(std::uint64_t /*id*/, std::uint32_t /*unit*/, SimTime /*transfer_end*/,
+                        SimTime /*at*/) {}
   // Refused on reaching the server at `at` (BATCHING.md section 2): never
   // scheduled, no latency of its own.
   virtual void rejected(std::uint64_t id, SimTime at) = 0;
@@ -98,6 +102,7 @@ struct ServerFigure {
 // One class of a fleet over a run (BATCHING.md section 11's `classes`).
 struct ClassUsage {
   std::string name;
+  std::string role;  // a disaggregated fleet's (section 12): "prefill" or "decode"; else empty
   double replica_hours = 0;
   double busy_s = 0;
   std::optional<double> utilization;  // busy over provisioned time; none when never provisioned

@@ -99,6 +99,14 @@ void Simulation::finished(std::uint64_t id, SimTime at, std::uint32_t preemption
   if (id == delivered_) deliver();
 }
 
+void Simulation::decoding(std::uint64_t id, std::uint32_t unit, SimTime transfer_end, SimTime at) {
+  RequestOutcome& o = in_flight(id).outcome;
+  o.handed_over = true;
+  o.decode_unit = unit;
+  o.transfer_end = transfer_end;
+  o.decode_start = at;
+}
+
 void Simulation::rejected(std::uint64_t id, SimTime at) {
   InFlight& r = in_flight(id);
   RequestOutcome& o = r.outcome;

@@ -55,6 +55,7 @@ class Simulation : private ServerContext {
   void first_token(std::uint64_t id, SimTime at) override;
   void finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,
                 std::uint64_t prefix_hit_tokens) override;
+  void decoding(std::uint64_t id, std::uint32_t unit, SimTime transfer_end, SimTime at) override;
   void rejected(std::uint64_t id, SimTime at) override;
   void busy(std::uint32_t unit, SimTime from, SimTime to) override;
   void stepped(const StepRecord& step) override;

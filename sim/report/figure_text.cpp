@@ -115,6 +115,11 @@ std::string figure_label(const std::string& key, const ServerDescription& server
       {"peak_replicas", "Replicas provisioned, peak"},
       {"scale_ups", "Replicas started by the autoscaler"},
       {"scale_downs", "Replicas the autoscaler let go"},
+      {"kv_transfers", "KV transfers, prefill to decode"},
+      {"kv_transfer_gb", "KV transferred (GB)"},
+      {"kv_transfer_p50_s", "KV transfer, first token to decode queue, p50"},
+      {"kv_transfer_p99_s", "KV transfer, first token to decode queue, p99"},
+      {"decode_wait_p99_s", "Wait for a decode replica, p99"},
   };
   for (const Name& n : kNames) {
     if (key == n.key) return n.label;
@@ -137,7 +142,7 @@ FigureUnit figure_unit(const std::string& key) {
   for (const char* count :
        {"requests", "dropped", "rejected", "deadline_met", "deadline_missed",
         "max_concurrent_requests", "good_requests", "preemptions", "evicted_blocks", "steps",
-        "peak_replicas", "scale_ups", "scale_downs"}) {
+        "peak_replicas", "scale_ups", "scale_downs", "kv_transfers"}) {
     if (key == count) return FigureUnit::kCount;
   }
   for (const char* share : {"success_rate", "utilization", "prefix_hit_rate", "kv_peak_utilization",

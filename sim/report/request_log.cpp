@@ -9,10 +9,11 @@
 
 namespace infersim {
 
-RequestLog::RequestLog(std::size_t expected_requests, bool server_details)
-    : server_details_(server_details) {
+RequestLog::RequestLog(std::size_t expected_requests, bool server_details, bool handovers)
+    : server_details_(server_details), handovers_(server_details && handovers) {
   reserve_large(common_, expected_requests);
   if (server_details_) details_.reserve(expected_requests);
+  if (handovers_) handovers_kept_.reserve(expected_requests);
 }
 
 void RequestLog::on_request(std::uint64_t id, const Request&, const RequestOutcome& o) {
@@ -21,6 +22,8 @@ void RequestLog::on_request(std::uint64_t id, const Request&, const RequestOutco
       {o.device, o.unit, o.server_arrival, o.start, o.finish, o.response, o.first_token});
   if (server_details_) {
     details_.push_back({o.first_token_server, o.preemptions, o.prefix_hit_tokens, o.rejected});
+    if (handovers_)
+      handovers_kept_.push_back({o.decode_unit, o.handed_over, o.transfer_end, o.decode_start});
   } else if (o.rejected) {
     throw std::logic_error("RequestLog: a rejected request without the server's details");
   }
@@ -43,6 +46,13 @@ RequestOutcome RequestLog::operator[](std::size_t k) const {
     o.prefix_hit_tokens = d.prefix_hit_tokens;
     o.rejected = d.rejected;
   }
+  if (handovers_) {
+    const Handover& h = handovers_kept_[k];
+    o.handed_over = h.handed_over;
+    o.decode_unit = h.decode_unit;
+    o.transfer_end = h.transfer_end;
+    o.decode_start = h.decode_start;
+  }
   return o;
 }
 
@@ -54,6 +64,8 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& re
   if (log.server_details()) out += kBatchingCsvColumns;
   const bool classes = log.server_details() && !unit_class.empty();
   if (classes) out += ",replica_class";
+  const bool handovers = classes && log.handovers();
+  if (handovers) out += ",decode_replica,kv_transfer_s,decode_wait_s";
   out += '\n';
   // Each row is written into a fixed buffer (11 times, 2 reals, 6 integers,
   // separators: under 500 characters), then appended at once.
@@ -82,6 +94,10 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& re
       for (const char c : std::string_view(",0,,,,,,1"))
         *p++ = c;
       if (classes) *p++ = ',';
+      if (handovers) {
+        for (int i = 0; i < 3; ++i)
+          *p++ = ',';
+      }
       *p++ = '\n';
       out.append(row, p);
       file.maybe_flush();
@@ -117,6 +133,21 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& re
     if (classes) {
       out += ',';
       out += unit_class.at(o.unit);
+    }
+    if (handovers) {
+      p = row;
+      *p++ = ',';
+      if (o.handed_over) {
+        p = write_integer(p, o.decode_unit);
+        *p++ = ',';
+        p = write_seconds9(p, (o.transfer_end - o.first_token_server).count_ns());
+        *p++ = ',';
+        p = write_seconds9(p, (o.decode_start - o.transfer_end).count_ns());
+      } else {
+        *p++ = ',';
+        *p++ = ',';
+      }
+      out.append(row, p);
     }
     out += '\n';
     file.maybe_flush();

@@ -17,11 +17,15 @@ namespace infersim {
 class RequestLog : public RequestObserver {
  public:
   RequestLog() : RequestLog(0, false) {}
-  explicit RequestLog(std::size_t expected_requests, bool server_details = false);
+  // `handovers`: the server hands requests from prefill to decode replicas
+  // (BATCHING.md section 12); their decode side is kept too.
+  explicit RequestLog(std::size_t expected_requests, bool server_details = false,
+                      bool handovers = false);
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
 
   std::size_t size() const { return common_.size(); }
   bool server_details() const { return server_details_; }
+  bool handovers() const { return handovers_; }
   // Request k's outcome as told (the batching fields zero without details).
   RequestOutcome operator[](std::size_t k) const;
 
@@ -35,9 +39,16 @@ class RequestLog : public RequestObserver {
     std::uint32_t preemptions, prefix_hit_tokens;
     bool rejected;
   };
+  struct Handover {
+    std::uint32_t decode_unit;
+    bool handed_over;
+    SimTime transfer_end, decode_start;
+  };
   std::vector<Common> common_;
   std::vector<Details> details_;
+  std::vector<Handover> handovers_kept_;
   bool server_details_;
+  bool handovers_;
 };
 
 inline constexpr const char* kRequestsCsvHeader =
@@ -52,7 +63,9 @@ inline constexpr const char* kBatchingCsvColumns =
 // request's row holds its id, device, arrival, tokens, server arrival, budget,
 // deadline_met 0 and rejected 1, its other fields empty. With `unit_class`
 // (a fleet's class a replica index), a last column `replica_class` (empty for
-// a rejected request; BATCHING.md section 11).
+// a rejected request; BATCHING.md section 11); when the log kept handovers,
+// then `decode_replica`, `kv_transfer_s` and `decode_wait_s` (empty for a
+// request served on one replica; section 12).
 void write_requests_csv(const std::filesystem::path& path, const RequestList& requests,
                         const RequestLog& log, const std::vector<std::string>& unit_class = {});
 

@@ -105,6 +105,7 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result) {
     for (const ClassUsage& c : result.classes) {
       nlohmann::ordered_json o;
       o["name"] = c.name;
+      if (!c.role.empty()) o["role"] = c.role;
       o["replica_hours"] = c.replica_hours;
       o["busy_s"] = c.busy_s;
       o["utilization"] = c.utilization ? nlohmann::ordered_json(*c.utilization) : nullptr;

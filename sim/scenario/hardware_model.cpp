@@ -198,6 +198,9 @@ BatchingKnobs derive_knobs(const GpuSpec& gpu, const ModelSpec& model,
   k.moe_active_experts = model.active_experts;
   const double tp = d(deployment.tensor_parallel);
   k.gpu_max_w = tp * gpu.tdp_w;
+  // A prompt token's KV, all layers, K and V, in BF16: what a disaggregated
+  // prefill replica sends (BATCHING.md section 12).
+  k.kv_bytes_per_token = model.kv_bytes_per_token();
   k.gpu_idle_w = tp * gpu.tdp_w * kIdleShareOfTdp;
   return k;
 }
@@ -257,6 +260,7 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
   if (k.lockstep) b["lockstep"] = true;
   b["gpu_idle_w"] = rounded(k.gpu_idle_w);
   b["gpu_max_w"] = rounded(k.gpu_max_w);
+  b["kv_bytes_per_token"] = k.kv_bytes_per_token;
   return doc;
 }
 

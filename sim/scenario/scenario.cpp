@@ -96,7 +96,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
     series.set_unit_dynamic_w(result.server.unit_dynamic_w);
   ReplicaSeriesCollector replicas(Duration::from_seconds(settings.slice_duration_s),
                                   steps ? result.server.units : 0);
-  RequestLog log(keep_requests ? result.tasks.size() : 0, steps);
+  RequestLog log(keep_requests ? result.tasks.size() : 0, steps, result.server.hands_over);
 
   Simulation simulation(result.tasks, fleet, network, *server);
   simulation.add_observer(collector);

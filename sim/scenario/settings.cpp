@@ -197,9 +197,15 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
     if (c.contains("replicas"))
       replicas = whole(c["replicas"], 1, 1'000'000, src, at + ".replicas");
     if (c.contains("preset")) text(c["preset"], src, at + ".preset");
+    if (c.contains("role")) {
+      const std::string role = text(c["role"], src, at + ".role");
+      if (role != "prefill" && role != "decode" && role != "both") {
+        bad(src, at + ".role", "must be prefill or decode, got " + shown(c["role"]));
+      }
+    }
     Settings scratch;
     std::vector<std::string> allowed = class_knob_keys();
-    for (const char* k : {"name", "replicas", "preset", "autoscale"})
+    for (const char* k : {"name", "replicas", "preset", "autoscale", "role"})
       allowed.emplace_back(k);
     for (const auto& [key, value] : c.items()) {
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
@@ -243,6 +249,34 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
     for (const char* k : {"startup_s", "scale_down_delay_s"}) {
       if (a.contains(k)) at_least(a[k], 0, src, as + "." + k);
     }
+  }
+  // Section 12: no class names a role, or every class does, both present
+  // (and none says both).
+  std::size_t named = 0, prefill = 0, decode = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].contains("role")) continue;
+    ++named;
+    const std::string role = v[i]["role"].get<std::string>();
+    prefill += role == "prefill";
+    decode += role == "decode";
+    if (role == "both") {
+      bad(src, l + "[" + std::to_string(i) + "].role",
+          "'both' in a disaggregated fleet: a class is prefill or decode (leave every role out "
+          "for a colocated fleet)");
+    }
+  }
+  if (named != 0 && named != v.size()) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].contains("role")) {
+        bad(src, l + "[" + std::to_string(i) + "].role",
+            "missing: in a disaggregated fleet every class names its role (prefill or decode)");
+      }
+    }
+  }
+  if (named != 0 && (prefill == 0 || decode == 0)) {
+    bad(src, l,
+        std::string("a disaggregated fleet needs a prefill class and a decode class; it has no ") +
+            (prefill == 0 ? "prefill" : "decode") + " class");
   }
 }
 
@@ -486,6 +520,28 @@ const Table& table() {
       {"batching.step_roofline", batching_switch(&BatchingKnobs::step_roofline)},
       {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w)},
       {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w)},
+      {"batching.decode_router",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          const std::string name = text(v, src, l);
+          if (name == "prefix" || !parse_router_kind(name, s.batching.decode_router)) {
+            const auto near = nearest(name, {"round-robin", "least-requests", "kv-aware"});
+            bad(src, l,
+                "must be round-robin, least-requests or kv-aware, got " + shown(v) +
+                    (near && *near != name ? " (did you mean " + *near + "?)" : std::string()));
+          }
+        },
+        [](const Settings& s) {
+          return nlohmann::ordered_json(to_string(s.batching.decode_router));
+        }}},
+      {"batching.kv_bytes_per_token", batching_real(&BatchingKnobs::kv_bytes_per_token)},
+      {"batching.kv_link_gbps",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          const double gbps = at_least(v, 0, src, l);
+          if (!(gbps > 0)) bad(src, l, "must be greater than 0, got " + shown(v));
+          s.batching.kv_link_gbps = gbps;
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_gbps); }}},
+      {"batching.kv_link_latency_s", batching_real(&BatchingKnobs::kv_link_latency_s)},
       {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
       {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
       {"batching.gpus", count_key64(&Settings::gpus_per_replica, 1, 1'000'000)},
@@ -915,6 +971,9 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
     cls.knobs = scratch.batching;
     cls.knobs.replicas = cls.replicas;
     cls.gpus = scratch.gpus_per_replica;
+    if (c.contains("role")) {
+      cls.role = c["role"].get<std::string>() == "prefill" ? Role::kPrefill : Role::kDecode;
+    }
     cls.price_per_gpu_hour = scratch.price_per_gpu_hour;
     if (c.contains("autoscale")) {
       const auto& a = c["autoscale"];
@@ -957,6 +1016,10 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
   if (slots > 1'000'000) {
     bad(src, "batching.fleet",
         "holds " + std::to_string(slots) + " replica slots; at most 1000000");
+  }
+  if (settings.batching.lockstep && classes.front().role != Role::kBoth) {
+    bad(src, "batching.lockstep, batching.fleet",
+        "lockstep does not apply to disaggregated prefill and decode");
   }
   if (settings.batching.lockstep && (classes.size() != 1 || classes.front().autoscale)) {
     bad(src, "batching.lockstep, batching.fleet",

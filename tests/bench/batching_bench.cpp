@@ -7,6 +7,10 @@
 //
 //   batching_bench [TRACE] [--replicas R] [--router NAME] [--turns N]
 //                  [--kv-blocks K] [--no-prefix-caching] [--async] [--lockstep]
+//                  [--split P:D] [--decode-router NAME]
+//
+// --split P:D runs a disaggregated fleet (BATCHING.md section 12) of P
+// prefill and D decode replicas with the section's knobs in place of R.
 #include <time.h>
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -93,6 +98,7 @@ int run(int argc, char** argv) {
   knobs.replicas = 8;
   knobs.router = RouterKind::kPrefix;
   int turns = 5;
+  std::int64_t prefill = 0, decode = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto value = [&] {
@@ -119,6 +125,20 @@ int run(int argc, char** argv) {
       knobs.async_scheduling = true;
     } else if (arg == "--lockstep") {
       knobs.lockstep = true;
+    } else if (arg == "--split") {
+      const std::string split = value();
+      const std::size_t colon = split.find(':');
+      if (colon == std::string::npos) {
+        std::fprintf(stderr, "--split takes P:D\n");
+        return 2;
+      }
+      prefill = std::stoll(split.substr(0, colon));
+      decode = std::stoll(split.substr(colon + 1));
+    } else if (arg == "--decode-router") {
+      if (!parse_router_kind(value(), knobs.decode_router)) {
+        std::fprintf(stderr, "unknown router\n");
+        return 2;
+      }
     } else {
       path = arg;
     }
@@ -141,11 +161,23 @@ int run(int argc, char** argv) {
     if (!r.block_ids.empty()) id_tokens = 512;
   }
   check_batching_knobs(knobs, id_tokens, "batching_bench");
+  std::vector<ReplicaClass> fleet;
+  if (prefill > 0 && decode > 0) {
+    for (const auto& [name, role, count] :
+         {std::tuple{"prefill", Role::kPrefill, prefill}, {"decode", Role::kDecode, decode}}) {
+      ReplicaClass cls;
+      cls.name = name;
+      cls.role = role;
+      cls.replicas = count;
+      cls.knobs = knobs;
+      fleet.push_back(cls);
+    }
+  }
   const double read_s = process_seconds() - read_start;
 
   double best = 1e300;
   for (int turn = 0; turn < turns; ++turn) {
-    BatchingServer server(knobs);
+    BatchingServer server(knobs, fleet);
     CountingContext context(server, requests);
     const double start = process_seconds();
     context.run();
@@ -154,10 +186,15 @@ int run(int argc, char** argv) {
     if (turn + 1 < turns) continue;
     const ServerUsage usage = server.usage(context.last_);
     std::printf("trace %s: %zu requests (read in %.3f s)\n", path.c_str(), requests.size(), read_s);
+    if (!fleet.empty()) {
+      std::printf("disaggregated: %lld prefill, %lld decode (decode router %s), ",
+                  static_cast<long long>(prefill), static_cast<long long>(decode),
+                  to_string(knobs.decode_router).c_str());
+    }
     std::printf("replicas %lld, router %s, prefix caching %s%s%s\n",
-                static_cast<long long>(knobs.replicas), to_string(knobs.router).c_str(),
-                knobs.prefix_caching ? "on" : "off", knobs.async_scheduling ? ", async" : "",
-                knobs.lockstep ? ", lockstep" : "");
+                static_cast<long long>(fleet.empty() ? knobs.replicas : prefill + decode),
+                to_string(knobs.router).c_str(), knobs.prefix_caching ? "on" : "off",
+                knobs.async_scheduling ? ", async" : "", knobs.lockstep ? ", lockstep" : "");
     std::printf(
         "finished %llu, rejected %llu, steps %llu, request-steps %llu, tokens gaps %llu, "
         "events %llu\n",

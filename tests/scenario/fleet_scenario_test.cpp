@@ -187,6 +187,109 @@ TEST_F(FleetRun, TheCommittedExampleRuns) {
   EXPECT_GT(summary["cost_usd"].get<double>(), 0);
 }
 
+const char* kSplit = R"({"server": {"kind": "batching"},
+ "batching": {"kv_blocks": 4000, "decode_router": "least-requests", "kv_link_gbps": 50,
+  "fleet": [
+   {"name": "pre", "role": "prefill", "replicas": 1},
+   {"name": "dec", "role": "decode", "replicas": 2}]}})";
+
+// Section 12 end to end: each request's decode side in requests.csv, the
+// transfers in the summary, each class's role.
+TEST_F(FleetRun, ADisaggregatedFleetWritesItsTransfers) {
+  const test::CliResult r = run(kSplit, "split", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(test::read_file(dir_ / "split" / "summary.json"));
+  ASSERT_EQ(summary["classes"].size(), 2u);
+  EXPECT_EQ(summary["classes"][0]["role"], "prefill");
+  EXPECT_EQ(summary["classes"][1]["role"], "decode");
+  for (const char* key : {"kv_transfers", "kv_transfer_gb", "kv_transfer_p50_s",
+                          "kv_transfer_p99_s", "decode_wait_p99_s"}) {
+    EXPECT_TRUE(summary.contains(key)) << key;
+  }
+  const std::string csv = test::read_file(dir_ / "split" / "requests.csv");
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_THAT(line, ::testing::EndsWith(
+                        ",rejected,replica_class,decode_replica,kv_transfer_s,decode_wait_s"));
+  // Every request with two tokens or more went from replica 0 to 1 or 2, its
+  // transfer at least the link's latency; the others stayed on replica 0.
+  std::int64_t transfers = 0;
+  double gb = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');)
+      cells.push_back(cell);
+    if (line.back() == ',') cells.push_back("");
+    ASSERT_EQ(cells.size(), 24u) << line;
+    EXPECT_EQ(cells[14], "0");
+    EXPECT_EQ(cells[20], "pre");
+    if (std::stod(cells[4]) >= 2) {
+      ++transfers;
+      gb += std::max(1.0, std::round(std::stod(cells[3]))) * 131072 / 1e9;
+      EXPECT_TRUE(cells[21] == "1" || cells[21] == "2") << line;
+      EXPECT_GE(std::stod(cells[22]), 0.0005) << line;
+      EXPECT_GE(std::stod(cells[23]), 0.0) << line;
+    } else {
+      EXPECT_EQ(cells[21], "") << line;
+      EXPECT_EQ(cells[22], "") << line;
+    }
+  }
+  EXPECT_GT(transfers, 0);
+  EXPECT_EQ(summary["kv_transfers"].get<std::int64_t>(), transfers);
+  EXPECT_NEAR(summary["kv_transfer_gb"].get<double>(), gb, 1e-9 * gb);
+  // The page and the console name the split.
+  EXPECT_THAT(r.out, HasSubstr("KV transfers, prefill to decode"));
+}
+
+TEST_F(FleetRun, RefusedSplitsNameTheKey) {
+  struct Case {
+    const char* name;
+    std::string settings;
+    std::string has;
+  };
+  const std::string fleet_of = R"({"server": {"kind": "batching"}, "batching": {"fleet": )";
+  const Case cases[] = {
+      {"a role on one class only",
+       fleet_of + R"([{"name": "a", "role": "prefill"}, {"name": "b"}]}})",
+       "batching.fleet[1].role: missing"},
+      {"both in a split",
+       fleet_of +
+           R"([{"name": "a", "role": "prefill"}, {"name": "b", "role": "both"},
+               {"name": "c", "role": "decode"}]}})",
+       "batching.fleet[1].role: 'both' in a disaggregated fleet"},
+      {"no decode class",
+       fleet_of + R"([{"name": "a", "role": "prefill"}, {"name": "b", "role": "prefill"}]}})",
+       "needs a prefill class and a decode class; it has no decode class"},
+      {"a role misspelt",
+       fleet_of + R"([{"name": "a", "role": "prefil"}, {"name": "b", "role": "decode"}]}})",
+       "batching.fleet[0].role: must be prefill or decode"},
+      {"lockstep in a split",
+       R"({"server": {"kind": "batching"}, "batching": {"lockstep": true, "fleet":
+           [{"name": "a", "role": "prefill"}, {"name": "b", "role": "decode"}]}})",
+       "lockstep does not apply to disaggregated prefill and decode"},
+      {"the prefix router for decode",
+       R"({"server": {"kind": "batching"}, "batching": {"decode_router": "prefix"}})",
+       "batching.decode_router: must be round-robin, least-requests or kv-aware"},
+      {"a link of no bandwidth",
+       R"({"server": {"kind": "batching"}, "batching": {"kv_link_gbps": 0}})",
+       "batching.kv_link_gbps: must be greater than 0"},
+      {"a negative transfer latency",
+       R"({"server": {"kind": "batching"}, "batching": {"kv_link_latency_s": -1}})",
+       "batching.kv_link_latency_s"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string folder = "split_refused" + std::to_string(i++);
+    const test::CliResult r = run(c.settings, folder);
+    EXPECT_NE(r.status, 0);
+    EXPECT_THAT(r.err, HasSubstr(c.has));
+    EXPECT_FALSE(std::filesystem::exists(dir_ / folder / "summary.json"));
+  }
+}
+
 TEST_F(FleetRun, AClassTakesItsPresetsKnobsAndGpus) {
   const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
              {"name": "l40s", "preset": "l40s-llama-3.1-70b", "price_per_gpu_hour": 1}]}})",

@@ -1,5 +1,5 @@
 // The batching server against a deliberately naive second implementation of
-// BATCHING.md sections 2-8, 10 and 11, written here from the spec's text with
+// BATCHING.md sections 2-8 and 10-12, written here from the spec's text with
 // plain vectors and linear scans and no code of the model's: no event engine
 // (a loop over instants doing section 11's five stages), blocks found by
 // scanning, the free queue a vector, identities as pairs, the fleet a vector
@@ -11,6 +11,10 @@
 // starting and drain) every request's instants, every step record, every
 // token gap, every busy period, every replica's life and every figure must be
 // equal; and every request ends finished or rejected with every block free.
+// Random disaggregated fleets (section 12: prefill and decode classes, KV
+// transfers queueing on each prefill replica's link, prefill replicas that
+// stall on the blocks their transfers hold) add each request's transfer end,
+// decode replica and decode admission.
 #include <gtest/gtest.h>
 
 #include "unit/inspectors.hpp"
@@ -55,7 +59,17 @@ struct Req {
   std::uint64_t hit_tokens = 0;
   bool has_token = false;
   std::int64_t last_token = 0;
+  bool transferred = false;  // waiting on a decode replica with its KV
+  std::int64_t transfer_end = 0;
   std::int64_t num_tokens() const { return p + out; }
+};
+
+// A KV transfer on a prefill replica's link (section 12).
+struct Transfer {
+  int req = 0;
+  std::int64_t queued = 0;   // its first token's instant
+  std::size_t position = 0;  // in its batch
+  std::int64_t end = 0;
 };
 
 enum class State { kAbsent, kStarting, kActive, kDraining };
@@ -77,6 +91,8 @@ struct Replica {
   std::int64_t end = 0;
   std::int64_t busy = 0;  // this life's step time
   std::int64_t peak = 0;
+  std::vector<Transfer> link;  // queued or running, in order
+  std::int64_t link_end = 0;
 };
 
 // Per class: provisioned and busy time, energy, of the replicas' lives.
@@ -138,6 +154,8 @@ class Reference {
       }
       if (cls.autoscale) next_evaluation_[c] = cls.autoscale->interval.count_ns();
     }
+    for (const ReplicaClass& c : classes_)
+      disaggregated_ = disaggregated_ || c.role != Role::kBoth;
     peak_replicas_ = provisioned_now();
     reports.resize(feed.size());
   }
@@ -160,6 +178,8 @@ class Reference {
       for (const Replica& rep : reps_) {
         if (rep.stepping) consider(rep.end);
         if (rep.state == State::kStarting) consider(rep.activate_at);
+        for (const Transfer& x : rep.link)
+          consider(x.end);
       }
       for (std::size_t c = 0; c < classes_.size(); ++c) {
         if (evaluating && classes_[c].autoscale) consider(next_evaluation_[c]);
@@ -179,13 +199,28 @@ class Reference {
           end_step(r, t);
           any_end = true;
           if (k_.async_scheduling && !k_.lockstep) advance_pending(r);
-          if (reps_[r].state == State::kDraining && holds(reps_[r]) == 0) go(r, t);
+          if (reps_[r].state == State::kDraining && holds(reps_[r]) == 0 && reps_[r].link.empty())
+            go(r, t);
         }
       }
       if (k_.async_scheduling && k_.lockstep && any_end) {
         for (std::size_t r = 0; r < reps_.size(); ++r)
           advance_pending(r);
       }
+      // (1b) transfers ending now, by the instant they were queued, prefill
+      // replica, then batch order.
+      std::vector<std::pair<std::size_t, Transfer>> ending;
+      for (std::size_t r = 0; r < reps_.size(); ++r) {
+        for (const Transfer& x : reps_[r].link) {
+          if (x.end == t) ending.push_back({r, x});
+        }
+      }
+      std::stable_sort(ending.begin(), ending.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.second.queued, a.first, a.second.position) <
+               std::tie(b.second.queued, b.first, b.second.position);
+      });
+      for (const auto& [r, x] : ending)
+        end_transfer(r, x, t);
       // (2) requests reaching the server now, in (server_arrival, id) order.
       while (next < order.size() && reqs_[order[next]].server_arrival == t)
         arrive(order[next++], t);
@@ -279,6 +314,24 @@ class Reference {
     u.figures.push_back({"peak_replicas", v(static_cast<double>(peak_replicas_)), true});
     u.figures.push_back({"scale_ups", v(static_cast<double>(scale_ups_)), true});
     u.figures.push_back({"scale_downs", v(static_cast<double>(scale_downs_)), true});
+    if (!disaggregated_) return u;
+    for (std::size_t c = 0; c < classes_.size(); ++c)
+      u.classes[c].role = classes_[c].role == Role::kPrefill ? "prefill" : "decode";
+    // Section 12's figures: NumPy's percentiles, by sorting here.
+    const auto pct = [](std::vector<std::int64_t> ns, double q) -> std::optional<double> {
+      if (ns.empty()) return std::nullopt;
+      std::sort(ns.begin(), ns.end());
+      const double at = static_cast<double>(ns.size() - 1) * q;
+      const auto lo = static_cast<std::size_t>(std::floor(at));
+      const std::size_t hi = std::min(lo + 1, ns.size() - 1);
+      const double a = static_cast<double>(ns[lo]) / 1e9, b = static_cast<double>(ns[hi]) / 1e9;
+      return lo == hi ? a : a + (b - a) * (at - static_cast<double>(lo));
+    };
+    u.figures.push_back({"kv_transfers", v(static_cast<double>(transfer_ns_.size())), true});
+    u.figures.push_back({"kv_transfer_gb", v(transfer_bytes_ / 1e9), false});
+    u.figures.push_back({"kv_transfer_p50_s", pct(transfer_ns_, 0.5), false});
+    u.figures.push_back({"kv_transfer_p99_s", pct(transfer_ns_, 0.99), false});
+    u.figures.push_back({"decode_wait_p99_s", pct(decode_wait_ns_, 0.99), false});
     return u;
   }
 
@@ -298,6 +351,8 @@ class Reference {
   std::vector<test::BusyReport> busy;
   std::int64_t end = 0;      // the last instant
   std::uint64_t drains = 0;  // replicas told to go while they held requests
+  std::uint64_t stalls = 0;  // empty batches formed with work in hand (section 13.7)
+  std::uint64_t decode_preemptions = 0;
 
  private:
   static std::optional<SimTime> to_time(std::optional<std::int64_t> t) {
@@ -404,7 +459,7 @@ class Reference {
     }
     for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
       ++scale_downs_;
-      if (holds(reps_[*it]) == 0) {
+      if (holds(reps_[*it]) == 0 && reps_[*it].link.empty()) {
         go(*it, t);
       } else {
         reps_[*it].state = State::kDraining;
@@ -477,12 +532,18 @@ class Reference {
     return h;
   }
 
-  // Section 8 over the active replicas, in index order; returns a slot.
-  std::size_t route(const Req& q) {
+  Role role(const Replica& rep) const { return classes_[rep.cls].role; }
+
+  // Section 8 over the active replicas of one side (arrivals: prefill or
+  // colocated ones; transferred requests: decode ones), in index order;
+  // returns a slot.
+  std::size_t route(const Req& q, bool decode = false) {
     std::vector<std::size_t> view;
     for (std::size_t r = 0; r < reps_.size(); ++r) {
-      if (reps_[r].state == State::kActive) view.push_back(r);
+      if (reps_[r].state == State::kActive && (role(reps_[r]) == Role::kDecode) == decode)
+        view.push_back(r);
     }
+    std::uint64_t& turn = decode ? rr_decode_ : rr_;
     const std::size_t n = view.size();
     const auto load = [&](std::size_t i) { return holds(reps_[view[i]]); };
     const auto least = [&] {
@@ -492,9 +553,9 @@ class Reference {
       }
       return view[best];
     };
-    switch (k_.router) {
+    switch (decode ? k_.decode_router : k_.router) {
       case RouterKind::kRoundRobin:
-        return view[rr_++ % n];
+        return view[turn++ % n];
       case RouterKind::kLeastRequests:
         return least();
       case RouterKind::kKvAware: {
@@ -502,13 +563,14 @@ class Reference {
         std::int64_t best_cost = -1;
         for (std::size_t i = 0; i < n; ++i) {
           const Replica& rep = reps_[view[i]];
+          // A transferred request counts 1 (section 13.6).
           std::int64_t W = 0;
           for (const int w : rep.waiting)
-            W += reqs_[w].num_tokens() - reqs_[w].computed;
+            W += reqs_[w].transferred ? 1 : reqs_[w].num_tokens() - reqs_[w].computed;
           for (const auto& [w, c] : rep.pending)
-            W += reqs_[w].num_tokens() - reqs_[w].computed;
+            W += reqs_[w].transferred ? 1 : reqs_[w].num_tokens() - reqs_[w].computed;
           const std::int64_t hit = hit_length(rep, q) * k_.block_tokens;
-          const std::int64_t cost = ceil_div(W + q.p - hit, k_.block_tokens) + used(rep);
+          const std::int64_t cost = ceil_div(W + q.num_tokens() - hit, k_.block_tokens) + used(rep);
           if (best_cost < 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
@@ -549,7 +611,11 @@ class Reference {
       return;
     }
     ++unfinished_;
-    const std::size_t r = route(q);
+    join(route(q), i);
+  }
+
+  // Into replica r's waiting, or pending (section 10).
+  void join(std::size_t r, int i) {
     bool stepping = reps_[r].stepping;
     if (k_.lockstep) {
       stepping = false;
@@ -593,7 +659,10 @@ class Reference {
           continue;
         StepRecord s;
         const std::int64_t len = schedule(r, t, s);
-        if (len == 0) continue;
+        if (len == 0) {
+          ++stalls;
+          continue;
+        }
         start_step(r, t, t + len, s);
       }
       return;
@@ -654,7 +723,9 @@ class Reference {
         ++v.preemptions;
         ++preemptions_;
         ++preemptions;
+        v.transferred = false;  // recomputed here
         rep.waiting.insert(rep.waiting.begin(), last);
+        if (role(rep) == Role::kDecode) ++decode_preemptions;
         preempted = true;
         if (&v == &q) {
           stop = true;
@@ -680,8 +751,10 @@ class Reference {
         std::int64_t touched = 0;
         for (std::int64_t j = 0; j < h; ++j)
           touched += rep.blocks[find(rep, q.identities[j])].count == 0;
-        const std::int64_t n = std::min(q.num_tokens() - hit, budget);
-        std::int64_t need = ceil_div(hit + n, B) - h + touched;
+        // A transferred request: n = 1 and its blocks for p + 1 tokens.
+        const std::int64_t n = q.transferred ? 1 : std::min(q.num_tokens() - hit, budget);
+        const std::int64_t upto = q.transferred ? q.p + 1 : hit + n;
+        std::int64_t need = ceil_div(upto, B) - h + touched;
         if (k_.reserve_full_prompt)
           need = std::max(need, ceil_div(q.num_tokens(), B) - h + touched);
         if (need > static_cast<std::int64_t>(rep.free_queue.size())) break;
@@ -691,20 +764,28 @@ class Reference {
           touch(rep, b);
           q.blocks.push_back(b);
         }
-        for (std::int64_t x = 0; x < ceil_div(hit + n, B) - h; ++x)
+        for (std::int64_t x = 0; x < ceil_div(upto, B) - h; ++x)
           q.blocks.push_back(take(rep));
-        q.computed = hit;
-        q.hit_tokens += hit;
-        register_blocks(rep, q, hit + n);
+        q.computed = q.transferred ? q.p : hit;
+        register_blocks(rep, q, upto);
         rep.running.push_back(w);
         rep.batch.push_back({w, n});
-        cbs.push_back(hit);
+        cbs.push_back(q.computed);
         budget -= n;
-        ++admissions_;
-        admitted_tokens_ += q.num_tokens();
-        admitted_hits_ += hit;
-        adm_tokens += q.num_tokens();
-        adm_hits += hit;
+        if (q.transferred) {
+          q.transferred = false;
+          reports[w].decode_start = SimTime::ns(t);
+          reports[w].decode_unit = static_cast<std::uint32_t>(r);
+          decode_wait_ns_.push_back(t - q.transfer_end);
+        }
+        if (role(rep) != Role::kDecode) {
+          q.hit_tokens += hit;
+          ++admissions_;
+          admitted_tokens_ += q.num_tokens();
+          admitted_hits_ += hit;
+          adm_tokens += q.num_tokens();
+          adm_hits += hit;
+        }
         if (!reports[w].start) {
           reports[w].start = SimTime::ns(t);
           reports[w].unit = static_cast<std::uint32_t>(r);
@@ -751,7 +832,8 @@ class Reference {
   void end_step(std::size_t r, std::int64_t t) {
     Replica& rep = reps_[r];
     rep.stepping = false;
-    for (const auto& [i, n] : rep.batch) {
+    for (std::size_t e = 0; e < rep.batch.size(); ++e) {
+      const auto [i, n] = rep.batch[e];
       Req& q = reqs_[i];
       q.computed += n;
       if (q.computed != q.num_tokens()) continue;
@@ -774,9 +856,36 @@ class Reference {
         release(rep, q);
         --unfinished_;
         served_tokens_ += q.p + q.o;
+      } else if (role(rep) == Role::kPrefill) {
+        // Its first token: it leaves running with its blocks and queues on
+        // the link, latency + p tokens' bytes over the bandwidth.
+        rep.running.erase(std::find(rep.running.begin(), rep.running.end(), i));
+        const double bytes = static_cast<double>(q.p) * k_.kv_bytes_per_token;
+        const std::int64_t xfer = std::llround(k_.kv_link_latency_s * 1e9) +
+                                  std::llround(bytes * 8 / (k_.kv_link_gbps * 1e9) * 1e9);
+        const std::int64_t start = rep.link.empty() ? t : std::max(t, rep.link_end);
+        rep.link_end = start + xfer;
+        rep.link.push_back({i, t, e, rep.link_end});
+        transfer_bytes_ += bytes;
       }
     }
     rep.batch.clear();
+  }
+
+  // Section 12: the KV of x.req has left prefill replica r at t.
+  void end_transfer(std::size_t r, const Transfer& x, std::int64_t t) {
+    Replica& rep = reps_[r];
+    Req& q = reqs_[x.req];
+    release(rep, q);
+    rep.link.erase(std::find_if(rep.link.begin(), rep.link.end(),
+                                [&](const Transfer& y) { return y.req == x.req; }));
+    transfer_ns_.push_back(t - q.last_token);
+    reports[x.req].transfer_end = SimTime::ns(t);
+    q.transferred = true;
+    q.transfer_end = t;
+    join(route(q, true), x.req);
+    if (rep.state == State::kDraining && holds(rep) == 0 && rep.link.empty() && !rep.stepping)
+      go(r, t);
   }
 
   BatchingKnobs k_;  // the fleet-wide knobs: B, caching, reservation, router, async, lockstep
@@ -789,7 +898,10 @@ class Reference {
   std::vector<ReplicaSpan> spans_;   // of the lives that ended
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> window_;  // (t, desired)
   std::vector<std::int64_t> next_evaluation_;
-  std::size_t rr_ = 0;
+  std::uint64_t rr_ = 0, rr_decode_ = 0;
+  bool disaggregated_ = false;
+  std::vector<std::int64_t> transfer_ns_, decode_wait_ns_;
+  double transfer_bytes_ = 0;
   std::uint64_t rejected_ = 0, preemptions_ = 0, evicted_ = 0, admissions_ = 0,
                 admitted_tokens_ = 0, admitted_hits_ = 0;
   std::int64_t unfinished_ = 0, served_tokens_ = 0, peak_replicas_ = 0;
@@ -886,9 +998,13 @@ void expect_same_step(const StepRecord& a, const StepRecord& b, std::size_t i) {
 // Every step, every request's instants, every token gap and busy period.
 void expect_same_instants(const test::ServerHarness& harness, const naive::Reference& ref,
                           std::size_t requests) {
-  ASSERT_EQ(harness.steps.size(), ref.steps.size());
-  for (std::size_t i = 0; i < ref.steps.size(); ++i)
+  // The first step that differs is the one to read.
+  const bool failed = ::testing::Test::HasFailure();
+  for (std::size_t i = 0; i < std::min(ref.steps.size(), harness.steps.size()); ++i) {
     expect_same_step(harness.steps[i], ref.steps[i], i);
+    if (!failed && ::testing::Test::HasFailure()) return;
+  }
+  EXPECT_EQ(harness.steps.size(), ref.steps.size());
   for (std::size_t i = 0; i < requests; ++i) {
     const RequestReport &a = harness.reports[i], &b = ref.reports[i];
     EXPECT_EQ(a.start, b.start) << "request " << i;
@@ -1116,6 +1232,116 @@ TEST(BatchingServerReference, RandomFleetsAgreeWithANaiveImplementation) {
   EXPECT_GT(drained, seeds / 20);
   EXPECT_GT(several, seeds / 2);
   EXPECT_GT(rejecting, seeds / 4);
+}
+
+// A random small disaggregated fleet (section 12): one or two prefill
+// classes and one or two decode classes, some autoscaled, small caches (a
+// prefill replica's transfers hold its blocks; decode replicas preempt), and
+// links from instant to a few steps long.
+Fleet random_disaggregated_fleet(std::uint64_t seed) {
+  Fleet f = random_fleet(seed);
+  pcg32 rng(seed, 23);
+  const auto pick = [&](std::uint32_t n) { return rng(n); };
+  BatchingKnobs& k = f.workload.knobs;
+  k.decode_router = static_cast<RouterKind>(pick(3));
+  k.kv_link_latency_s = pick(3) == 0 ? 0 : pick(20) * 1e-4;
+  k.kv_bytes_per_token = pick(4) == 0 ? 0 : (1 + pick(100)) * 100.0;
+  k.kv_link_gbps = (1 + pick(40)) * 0.01;  // a 48-token prompt of 10 kB a token: 0.1 to 4 s
+  std::vector<ReplicaClass>& classes = f.classes;
+  if (classes.size() == 1) {
+    ReplicaClass other = classes.front();
+    other.name = "class1";
+    other.knobs.kv_blocks = 3 + pick(22);
+    classes.push_back(other);
+  }
+  const std::size_t prefill = 1 + pick(static_cast<std::uint32_t>(classes.size() - 1));
+  std::int64_t least_k = 0;
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    classes[c].role = c < prefill ? Role::kPrefill : Role::kDecode;
+    least_k = c == 0 ? classes[c].knobs.kv_blocks : std::min(least_k, classes[c].knobs.kv_blocks);
+    classes[c].knobs.decode_router = k.decode_router;
+    classes[c].knobs.kv_link_latency_s = k.kv_link_latency_s;
+    classes[c].knobs.kv_bytes_per_token = k.kv_bytes_per_token;
+    classes[c].knobs.kv_link_gbps = k.kv_link_gbps;
+  }
+  // Requests within the fleet's max_model_len (its least K * B, or shorter).
+  k.kv_blocks = least_k;
+  if (k.max_model_len && *k.max_model_len > least_k * k.block_tokens)
+    k.max_model_len = least_k * k.block_tokens;
+  f.workload.ids.clear();
+  f.workload.requests.clear();
+  add_requests(rng, k.block_tokens, k.model_len(), f.workload);
+  return f;
+}
+
+// Section 12 against the naive implementation: every rule of section 11 as
+// above, and each request's transfer end, decode replica and decode
+// admission; the transfers' and decode waits' figures.
+TEST(BatchingServerReference, RandomDisaggregatedFleetsAgreeWithANaiveImplementation) {
+  std::uint64_t transferred = 0, queued = 0, stalled = 0, decode_preempted = 0, scaled = 0,
+                single = 0;
+  const char* env = std::getenv("BATCHING_REFERENCE_SEEDS");
+  const std::uint64_t seeds = env ? std::strtoull(env, nullptr, 10) : 2000;
+  const char* first = std::getenv("BATCHING_REFERENCE_FIRST");
+  for (std::uint64_t seed = first ? std::strtoull(first, nullptr, 10) : 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE("disaggregated fleet seed " + std::to_string(seed));
+    const Fleet f = random_disaggregated_fleet(seed);
+    const Workload& w = f.workload;
+    BatchingServer server(w.knobs, f.classes);
+    test::ServerHarness harness(server);
+    harness.run(w.requests);
+    naive::Reference ref(w.knobs, f.classes, w.requests);
+    ref.run();
+
+    expect_same_instants(harness, ref, w.requests.size());
+    for (std::size_t i = 0; i < w.requests.size(); ++i) {
+      const RequestReport &a = harness.reports[i], &b = ref.reports[i];
+      EXPECT_EQ(a.transfer_end, b.transfer_end) << "request " << i;
+      EXPECT_EQ(a.decode_start, b.decode_start) << "request " << i;
+      EXPECT_EQ(a.decode_unit, b.decode_unit) << "request " << i;
+      // A request with two tokens or more is handed over; one with fewer
+      // is served on its prefill replica alone.
+      const bool handed = a.finish && std::llround(w.requests[i].request.generated_tokens) >= 2;
+      EXPECT_EQ(a.decode_start.has_value(), handed) << "request " << i;
+      transferred += handed;
+      single += a.finish && !handed;
+      if (handed) queued += *a.transfer_end - *a.first_token > Duration::ns(0);
+    }
+    EXPECT_LE(SimTime::ns(ref.end), harness.end);
+    const SimTime end = harness.end + Duration::ns(12345);
+    const ServerUsage a = server.usage(end), b = ref.usage(end);
+    EXPECT_EQ(a.busy, b.busy);
+    EXPECT_EQ(a.provisioned, b.provisioned);
+    EXPECT_LT(relative_gap(a.energy_wh, b.energy_wh), 1e-12);
+    ASSERT_EQ(a.figures.size(), b.figures.size());
+    for (std::size_t i = 0; i < a.figures.size(); ++i) {
+      EXPECT_EQ(a.figures[i].key, b.figures[i].key);
+      ASSERT_EQ(a.figures[i].value.has_value(), b.figures[i].value.has_value()) << a.figures[i].key;
+      if (a.figures[i].value) {
+        EXPECT_LT(relative_gap(*a.figures[i].value, *b.figures[i].value), 1e-12)
+            << a.figures[i].key << " " << *a.figures[i].value << " " << *b.figures[i].value;
+      }
+    }
+    ASSERT_EQ(a.classes.size(), b.classes.size());
+    for (std::size_t c = 0; c < a.classes.size(); ++c)
+      EXPECT_EQ(a.classes[c].role, b.classes[c].role);
+    EXPECT_EQ(test::ServerInspector::in_flight(server), 0u);
+    EXPECT_TRUE(ref.all_blocks_free());
+    for (const ReplicaScheduler* replica : test::ServerInspector::replicas(server))
+      EXPECT_EQ(replica->pool().free_blocks(), replica->pool().blocks());
+    stalled += ref.stalls > 0;
+    decode_preempted += ref.decode_preemptions > 0;
+    for (const ServerFigure& fig : a.figures)
+      scaled += fig.key == "scale_ups" && fig.value.value_or(0) > 0;
+    if (HasFailure()) break;
+  }
+  // The fleets reach the rules they are meant to test.
+  EXPECT_GT(transferred, seeds * 5);
+  EXPECT_GT(single, seeds);
+  EXPECT_GT(queued, seeds * 2);
+  EXPECT_GT(stalled, seeds / 20);
+  EXPECT_GT(decode_preempted, seeds / 20);
+  EXPECT_GT(scaled, seeds / 8);
 }
 
 }  // namespace

@@ -47,6 +47,11 @@ struct RequestReport {
   std::optional<SimTime> rejected;
   std::uint32_t preemptions = 0;
   std::uint64_t prefix_hit_tokens = 0;
+  // Disaggregated (BATCHING.md section 12): its KV transfer's end, its first
+  // admission on a decode replica, and that replica.
+  std::optional<SimTime> transfer_end;
+  std::optional<SimTime> decode_start;
+  std::uint32_t decode_unit = 0;
 };
 
 struct BusyReport {
@@ -112,6 +117,17 @@ class ServerHarness final : public ServerContext {
     r.preemptions = preemptions;
     r.prefix_hit_tokens = prefix_hit_tokens;
     finish_order.push_back(id);
+  }
+  void decoding(std::uint64_t id, std::uint32_t unit, SimTime transfer_end, SimTime at) override {
+    RequestReport& r = report(id);
+    if (r.decode_start || !r.first_token || r.finish || transfer_end > at) {
+      throw std::logic_error(
+          "decoding twice, before its first token, after its finish or "
+          "before its transfer's end");
+    }
+    r.transfer_end = transfer_end;
+    r.decode_start = at;
+    r.decode_unit = unit;
   }
   void rejected(std::uint64_t id, SimTime at) override {
     RequestReport& r = report(id);
