@@ -7,13 +7,13 @@
 namespace infersim {
 
 KvBlockPool::KvBlockPool(std::uint32_t blocks)
-    : blocks_(blocks), free_(blocks), node_(std::size_t{blocks} + 1), watched_(blocks, 0) {
-  static_assert(kBytesPerBlock == sizeof(Node) + sizeof(std::uint32_t));
-  // Queue 0..K-1 in order behind the sentinel K.
-  for (std::uint32_t b = 0; b <= blocks; ++b) {
-    node_[b].prev = b == 0 ? blocks : b - 1;
-    node_[b].next = b == blocks ? 0 : b + 1;
-  }
+    : blocks_(blocks), free_(0), node_(blocks), watched_(blocks, 0) {
+  static_assert(kBytesPerBlock == sizeof(Node) + sizeof(std::uint32_t) * 3);
+  ring_.resize(std::bit_ceil(std::max<std::size_t>(blocks, 8)));
+  ring_mask_ = ring_.size() - 1;
+  // Queue 0..K-1 in order.
+  for (std::uint32_t b = 0; b < blocks; ++b)
+    push_back(b);
   resize_table(64);
 }
 
@@ -142,28 +142,52 @@ bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
   return true;
 }
 
-void KvBlockPool::unlink(std::uint32_t block) {
-  Node& n = node_[block];
-  node_[n.prev].next = n.next;
-  node_[n.next].prev = n.prev;
+void KvBlockPool::push_back(std::uint32_t block) {
+  if (tail_ - head_ == ring_.size()) make_room();
+  ring_[tail_ & ring_mask_] = block;
+  node_[block].place = tail_++;
+  ++free_;
 }
 
-void KvBlockPool::link_after(std::uint32_t at, std::uint32_t block) {
-  const std::uint32_t next = node_[at].next;
-  node_[block].prev = at;
-  node_[block].next = next;
-  node_[at].next = block;
-  node_[next].prev = block;
+void KvBlockPool::push_front(std::uint32_t block) {
+  if (tail_ - head_ == ring_.size()) make_room();
+  ring_[--head_ & ring_mask_] = block;
+  node_[block].place = head_;
+  ++free_;
+}
+
+void KvBlockPool::make_room() {
+  // The queue's blocks, in order, renumbered from head_; twice the ring when
+  // they fill more than half of it (so a compaction frees at least half).
+  std::vector<std::uint32_t> queue;
+  queue.reserve(free_);
+  for (std::uint64_t p = head_; p != tail_; ++p) {
+    const std::uint32_t b = ring_[p & ring_mask_];
+    if (node_[b].place == p) queue.push_back(b);
+  }
+  if (std::size_t{free_} * 2 > ring_.size()) {
+    ring_.assign(ring_.size() * 2, 0);
+    ring_mask_ = ring_.size() - 1;
+  }
+  tail_ = head_;
+  for (const std::uint32_t b : queue) {
+    ring_[tail_ & ring_mask_] = b;
+    node_[b].place = tail_++;
+  }
 }
 
 std::uint32_t KvBlockPool::take() {
   assert(free_ > 0);
-  const std::uint32_t b = node_[blocks_].next;
-  unlink(b);
+  std::uint32_t b = ring_[head_ & ring_mask_];
+  while (node_[b].place != head_)  // a tombstone
+    b = ring_[++head_ & ring_mask_];
+  ++head_;
   --free_;
-  // Takes come in runs (a prompt's blocks): fetch the next head's node now.
-  __builtin_prefetch(&node_[node_[blocks_].next]);
+  // Takes come in runs (a prompt's blocks): fetch the node a few places on.
+  constexpr std::uint64_t kAhead = 8;
+  __builtin_prefetch(&node_[ring_[(head_ + kAhead) & ring_mask_]]);
   Node& n = node_[b];
+  n.place = kNotQueued;
   n.count = 1;
   if (watches_ != 0 && watched_[b] != 0) {
     watched_free_ -= watched_[b];
@@ -182,7 +206,7 @@ std::uint32_t KvBlockPool::take() {
 void KvBlockPool::touch(std::uint32_t block) {
   Node& n = node_[block];
   if (n.count++ == 0) {
-    unlink(block);
+    n.place = kNotQueued;  // its place in the ring is a tombstone now
     --free_;
     if (watches_ != 0) watched_free_ -= watched_[block];
   }
@@ -192,8 +216,11 @@ void KvBlockPool::release(std::uint32_t block) {
   Node& n = node_[block];
   assert(n.count > 0);
   if (--n.count == 0) {
-    link_after(n.slot != kNoSlot ? node_[blocks_].prev : blocks_, block);
-    ++free_;
+    if (n.slot != kNoSlot) {
+      push_back(block);
+    } else {
+      push_front(block);
+    }
     if (watches_ != 0) watched_free_ += watched_[block];
   }
 }

@@ -1,8 +1,9 @@
 // The KV cache of one batching replica (BATCHING.md section 4): K blocks with
 // reference counts and at most one identity each, the free queue (every block
 // whose count is 0, in order) and the map from identity to cached block. Every
-// operation is O(1): the free queue is an intrusive doubly-linked list, the
-// map two-level (below), the free and used counts counters.
+// operation is O(1), amortized: the free queue is a ring of block numbers with
+// tombstones (below), the map two-level (below), the free and used counts
+// counters.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +23,10 @@ class KvBlockPool {
 
   // Blocks 0..blocks-1, all free and anonymous, queued in that order.
   explicit KvBlockPool(std::uint32_t blocks);
-  // The bytes a pool of `blocks` takes before any identity is cached: a node
-  // and a watch count a block (the map grows with the identities cached).
-  static constexpr std::uint64_t kBytesPerBlock = sizeof(std::uint32_t) * 5;
+  // The bytes a pool of `blocks` takes before any identity is cached: a node,
+  // a watch count and up to two places in the ring a block (the map grows
+  // with the identities cached).
+  static constexpr std::uint64_t kBytesPerBlock = sizeof(std::uint32_t) * 7;
 
   std::uint32_t blocks() const { return blocks_; }
   std::uint32_t free_blocks() const { return free_; }            // count 0 (cached ones included)
@@ -76,14 +78,13 @@ class KvBlockPool {
   static constexpr std::uint32_t kNoGroup = ~std::uint32_t{0};
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
 
-  // A block: its count, its place in the free queue (node blocks_ is the
-  // list's sentinel: its next is the head, its prev the back) and, when
-  // cached, its slot in group_block_.
+  // A block: its count, its place in the free queue (kNotQueued when its
+  // count is not 0) and, when cached, its slot in group_block_.
+  static constexpr std::uint64_t kNotQueued = ~std::uint64_t{0};
   struct Node {
     std::uint32_t count = 0;
-    std::uint32_t prev = 0;
-    std::uint32_t next = 0;
     std::uint32_t slot = kNoSlot;
+    std::uint64_t place = kNotQueued;
   };
 
   // The map, two-level: identities (h, sub) in groups of W = 2^width_shift_
@@ -104,14 +105,29 @@ class KvBlockPool {
   void resize_table(std::size_t slots);
   static std::uint32_t tag_of(std::uint64_t key);
   std::uint32_t home(std::uint32_t tag) const { return (tag >> tag_shift_) & mask_; }
-  void unlink(std::uint32_t block);
-  void link_after(std::uint32_t at, std::uint32_t block);
+  void push_front(std::uint32_t block);
+  void push_back(std::uint32_t block);
+  void make_room();
 
   std::uint32_t blocks_;
   std::uint32_t free_;
   std::uint64_t evicted_ = 0;
   std::uint64_t registrations_ = 0;
-  std::vector<Node> node_;  // blocks_ + 1 (the sentinel)
+  std::vector<Node> node_;  // a block each
+
+  // The free queue: places head_ .. tail_ - 1 of a ring (place p at
+  // ring_[p & ring_mask_]), each holding a block number; a place is the
+  // block's while the block's node names it, else a tombstone (the block was
+  // touched out of the queue, and maybe queued again elsewhere). Taking pops
+  // places from the head, skipping tombstones: a run of takes reads the ring
+  // in order and fetches the nodes a few places ahead, where a linked list
+  // made each take wait for the one before (a cache miss a block on a large
+  // pool; tests/bench/README.md). A full ring is compacted, or doubled while
+  // more than half of it is the queue: it holds at most 2K places.
+  std::vector<std::uint32_t> ring_;
+  std::uint64_t ring_mask_ = 0;
+  std::uint64_t head_ = std::uint64_t{1} << 62;  // places count from here both ways
+  std::uint64_t tail_ = std::uint64_t{1} << 62;
 
   unsigned width_shift_ = 5;
   std::uint32_t fitted_for_ = 32;

@@ -26,11 +26,14 @@ struct PoolInspector {
                               (slot & ((std::uint32_t{1} << p.width_shift_) - 1));
     return (key & 0xFFFFFFFF00000000ull) | low;
   }
-  // The free queue from head to back, by walking it.
+  // The free queue from head to back: the ring's places that are their
+  // block's.
   static std::vector<std::uint32_t> free_queue(const KvBlockPool& p) {
     std::vector<std::uint32_t> queue;
-    for (std::uint32_t b = p.node_[p.blocks_].next; b != p.blocks_; b = p.node_[b].next)
-      queue.push_back(b);
+    for (std::uint64_t place = p.head_; place != p.tail_; ++place) {
+      const std::uint32_t b = p.ring_[place & p.ring_mask_];
+      if (p.node_[b].place == place) queue.push_back(b);
+    }
     return queue;
   }
 };
