@@ -145,6 +145,12 @@ void TimeSeriesCollector::on_request(std::uint64_t, const Request& task, const R
   ++answered.completions;
   answered.misses += o.response - task.arrival > task.budget;
   last_response_ = std::max(last_response_, o.response);
+  if (o.handed_over) {
+    occupy(o.first_token_server.count_ns(), o.transfer_end.count_ns(), &Raw::transfer_ns,
+           &Raw::transfer_whole);
+    occupy(o.transfer_end.count_ns(), o.decode_start.count_ns(), &Raw::decode_wait_ns,
+           &Raw::decode_wait_whole);
+  }
 
   const std::int64_t joined = o.server_arrival.count_ns();
   const std::int64_t started = o.start.count_ns();
@@ -294,6 +300,9 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
   std::vector<Int128> running_ns(count, 0), waiting_ns(count, 0), kv_ns(count, 0);
   std::vector<std::uint64_t> admitted(count, 0), hits(count, 0);
   std::int64_t running_whole = 0, waiting_whole = 0, kv_whole = 0;
+  std::vector<Int128> transfer_ns(count, 0), decode_wait_ns(count, 0);
+  std::int64_t transfer_whole = 0, decode_wait_whole = 0;
+  series.handovers = handovers_;
   for (std::size_t j = 0; j < raw_.size(); ++j) {
     const Raw& r = raw_[j];
     const std::size_t k = std::min<std::size_t>(j, count - 1);
@@ -317,6 +326,10 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
     running_ns[k] += r.running_ns + static_cast<Int128>(running_whole) * s;
     waiting_ns[k] += r.waiting_ns + static_cast<Int128>(waiting_whole) * s;
     kv_ns[k] += r.kv_ns + static_cast<Int128>(kv_whole) * s;
+    transfer_whole += r.transfer_whole;
+    decode_wait_whole += r.decode_wait_whole;
+    transfer_ns[k] += r.transfer_ns + static_cast<Int128>(transfer_whole) * s;
+    decode_wait_ns[k] += r.decode_wait_ns + static_cast<Int128>(decode_wait_whole) * s;
     out.steps += r.steps;
     out.scheduled_tokens += r.scheduled_tokens;
     out.preemptions += r.preemptions;
@@ -376,6 +389,10 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
         out.waiting_mean = static_cast<double>(waiting_ns[k]) / length;
         out.kv_blocks_used_mean = static_cast<double>(kv_ns[k]) / length;
       }
+      if (handovers_) {
+        out.kv_transfers_mean = static_cast<double>(transfer_ns[k]) / length;
+        out.decode_waiting_mean = static_cast<double>(decode_wait_ns[k]) / length;
+      }
     }
     if (admitted[k] > 0) {
       out.prefix_hit_rate = static_cast<double>(hits[k]) / static_cast<double>(admitted[k]);
@@ -407,7 +424,8 @@ std::string time_series_csv_header(const TimeSeries& series) {
                          "preemptions,prefix_hit_rate"
                        : "") +
          ",ttft_p99_s" +
-         (series.fleet ? ",replicas_provisioned_mean,replicas_active_mean,cost_usd" : "");
+         (series.fleet ? ",replicas_provisioned_mean,replicas_active_mean,cost_usd" : "") +
+         (series.handovers ? ",kv_transfers_mean,decode_waiting_mean" : "");
 }
 
 std::string time_series_csv(const TimeSeries& series) {
@@ -448,6 +466,10 @@ std::string time_series_csv(const TimeSeries& series) {
       real(s.replicas_provisioned_mean);
       real(s.replicas_active_mean);
       real(s.cost_usd);
+    }
+    if (series.handovers) {
+      real(s.kv_transfers_mean);
+      real(s.decode_waiting_mean);
     }
     out += '\n';
   }

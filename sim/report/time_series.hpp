@@ -55,6 +55,11 @@ struct TimeSlice {
   std::uint64_t scheduled_tokens = 0;
   std::uint64_t preemptions = 0;
   std::optional<double> prefix_hit_rate;  // none: nothing admitted in the slice
+  // Disaggregated (BATCHING.md section 12), time-weighted: requests whose KV
+  // is on a link (queued or crossing: first token to transfer end), and
+  // transferred requests waiting for their first decode admission.
+  std::optional<double> kv_transfers_mean;
+  std::optional<double> decode_waiting_mean;
 };
 
 struct TimeSeries {
@@ -62,7 +67,8 @@ struct TimeSeries {
   std::string unit = "core";  // what the server is made of (busy_<unit>s_mean)
   bool steps = false;         // the server told its steps: the step columns exist
   std::vector<TimeSlice> slices;
-  bool fleet = false;  // replicas_provisioned_mean, replicas_active_mean and cost_usd exist
+  bool fleet = false;      // replicas_provisioned_mean, replicas_active_mean and cost_usd exist
+  bool handovers = false;  // kv_transfers_mean and decode_waiting_mean exist
 };
 
 // At most this many slices a run; a finer slice is refused.
@@ -86,6 +92,9 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   // idle, W), so that a slice's energy counts each replica's busy time at
   // its class's power; its idle part comes from ServerUsage::spans.
   void set_unit_dynamic_w(std::vector<double> watts) { unit_dynamic_w_ = std::move(watts); }
+  // A server that hands requests from prefill to decode replicas (BATCHING.md
+  // section 12): the transfer and decode-queue columns.
+  void set_handovers(bool handovers) { handovers_ = handovers; }
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
   void on_busy(std::uint32_t unit, SimTime from, SimTime to) override;
   void on_step(const StepRecord& step) override;
@@ -127,6 +136,12 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
     std::uint64_t preemptions = 0;
     std::uint64_t admitted_tokens = 0;
     std::uint64_t hit_tokens = 0;
+    // Disaggregated: request-nanoseconds on a link and waiting for a decode
+    // replica, as queued_ns.
+    Int128 transfer_ns = 0;
+    Int128 decode_wait_ns = 0;
+    std::int64_t transfer_whole = 0;
+    std::int64_t decode_wait_whole = 0;
     std::uint64_t queue_peak = 0;
     std::uint64_t unqueued_starts = 0;  // requests starting here without waiting
     bool wait_final = false;            // wait_p99_s is known
@@ -136,6 +151,7 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   };
   std::vector<double> unit_dynamic_w_;
   std::vector<double> dynamic_ws_;  // a fleet's: busy W·ns a slice
+  bool handovers_ = false;
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
   std::size_t slice_of(std::int64_t t);

@@ -53,6 +53,44 @@ std::vector<std::size_t> cost_front(const FleetSearch& search,
   return out;
 }
 
+// Whether the counts make a fleet: a replica at least, and in a
+// disaggregated search one of each side.
+bool forms_a_fleet(const FleetSearch& search, const FleetCounts& counts) {
+  std::int64_t prefill = 0, decode = 0, both = 0;
+  for (std::size_t c = 0; c < search.classes.size() && c < counts.size(); ++c) {
+    const Role role = search.classes[c].role;
+    (role == Role::kPrefill ? prefill : role == Role::kDecode ? decode : both) += counts[c];
+  }
+  return both > 0 || (prefill > 0 && decode > 0);
+}
+
+// Every fleet of the grid, in the classes' order of counts (the last class's
+// count turning fastest).
+std::vector<FleetCounts> fleet_grid(const FleetSearch& search) {
+  const std::size_t k = search.classes.size();
+  std::vector<std::vector<std::int64_t>> values;
+  for (const FleetSearchClass& c : search.classes)
+    values.push_back(c.counts());
+  std::vector<FleetCounts> grid;
+  std::vector<std::size_t> at(k, 0);
+  for (bool done = std::any_of(values.begin(), values.end(),
+                               [](const std::vector<std::int64_t>& v) { return v.empty(); });
+       !done;) {
+    FleetCounts counts(k);
+    for (std::size_t c = 0; c < k; ++c)
+      counts[c] = values[c][at[c]];
+    if (forms_a_fleet(search, counts)) grid.push_back(counts);
+    std::size_t c = k;
+    while (c > 0 && at[c - 1] + 1 == values[c - 1].size()) {
+      at[c - 1] = 0;
+      --c;
+    }
+    if (c == 0) break;
+    ++at[c - 1];
+  }
+  return grid;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> FleetSearchClass::counts() const {
@@ -105,6 +143,10 @@ void check_fleet_search(const FleetSearch& search) {
             " fleets, over the 100000 a search runs: narrow the counts or the classes");
   }
   if (search.target.clauses.empty()) throw InputError("", 0, "--target", "no target given");
+  if (fleet_grid(search).empty()) {
+    throw InputError("", 0, "--min, --max",
+                     "the grid holds no fleet with a prefill and a decode replica");
+  }
 }
 
 double fleet_usd_per_hour(const FleetSearch& search, const FleetCounts& counts) {
@@ -137,21 +179,13 @@ std::string fleet_text(const FleetSearch& search, const FleetCounts& counts) {
 }
 
 std::uint64_t fleet_search_max_runs(const FleetSearch& search) {
-  std::uint64_t grid = 1;
-  bool has_empty = true;
-  for (const FleetSearchClass& c : search.classes) {
-    const std::vector<std::int64_t> counts = c.counts();
-    grid *= counts.size();
-    has_empty = has_empty && !counts.empty() && counts.front() == 0;
-  }
-  return has_empty ? grid - 1 : grid;
+  return fleet_grid(search).size();
 }
 
 FleetSearchResult search_fleets(const FleetSearch& search,
                                 const std::function<Summary(const FleetCounts&)>& evaluate,
                                 const FleetProbeDone& probe_done) {
   check_fleet_search(search);
-  const std::size_t k = search.classes.size();
   FleetSearchResult result;
   result.grid = fleet_search_max_runs(search);
 
@@ -173,26 +207,7 @@ FleetSearchResult search_fleets(const FleetSearch& search,
   };
 
   // The grid in order of the least cost, then of replicas, then of counts.
-  std::vector<std::vector<std::int64_t>> values;
-  for (const FleetSearchClass& c : search.classes)
-    values.push_back(c.counts());
-  std::vector<FleetCounts> grid;
-  std::vector<std::size_t> at(k, 0);
-  for (bool done = std::any_of(values.begin(), values.end(),
-                               [](const std::vector<std::int64_t>& v) { return v.empty(); });
-       !done;) {
-    FleetCounts counts(k);
-    for (std::size_t c = 0; c < k; ++c)
-      counts[c] = values[c][at[c]];
-    if (total(counts) > 0) grid.push_back(counts);
-    std::size_t c = k;
-    while (c > 0 && at[c - 1] + 1 == values[c - 1].size()) {
-      at[c - 1] = 0;
-      --c;
-    }
-    if (c == 0) break;
-    ++at[c - 1];
-  }
+  const std::vector<FleetCounts> grid = fleet_grid(search);
   std::vector<std::size_t> order(grid.size());
   std::vector<double> cost(grid.size());
   for (std::size_t i = 0; i < grid.size(); ++i) {
@@ -242,6 +257,7 @@ FleetSearch fleet_search_of(const Settings& settings, std::int64_t min, std::int
     const ReplicaClass& c = classes[i];
     FleetSearchClass sized{c.name, static_cast<double>(c.gpus) * c.price_per_gpu_hour, min, max};
     if (c.autoscale) sized.autoscale_min = c.autoscale->min;
+    sized.role = c.role;
     search.classes.push_back(sized);
   }
   check_fleet_search(search);

@@ -45,6 +45,9 @@ struct FleetSearchClass {
   // An autoscaled class's autoscale.min: its count is then its autoscaling
   // maximum, tried from the larger of `min` and this (and 0 when min is 0).
   std::optional<std::int64_t> autoscale_min = std::nullopt;
+  // Its side of a disaggregated fleet (BATCHING.md section 12): a fleet of
+  // the search then holds a replica of each side.
+  Role role = Role::kBoth;
 
   // The counts tried, in increasing order.
   std::vector<std::int64_t> counts() const;

@@ -94,6 +94,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   TimeSeriesCollector series(Duration::from_seconds(settings.slice_duration_s));
   if (!result.server.unit_dynamic_w.empty())
     series.set_unit_dynamic_w(result.server.unit_dynamic_w);
+  series.set_handovers(result.server.hands_over);
   ReplicaSeriesCollector replicas(Duration::from_seconds(settings.slice_duration_s),
                                   steps ? result.server.units : 0);
   RequestLog log(keep_requests ? result.tasks.size() : 0, steps, result.server.hands_over);

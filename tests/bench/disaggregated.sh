@@ -27,7 +27,7 @@ trap 'rm -rf "$scratch"' EXIT
 trace=$root/trace/mooncake_conversation_trace.jsonl
 server() {  # ARGS...: the server's best of 3 turns, s
   "$build/batching_bench" "$trace" --router least-requests --decode-router least-requests \
-    --turns 3 "$@" | awk '/^run:/ { print $(NF - 4) }'
+    --turns 3 "$@" | awk '/^run:/ { print $6 }'
 }
 whole() {  # LABEL ARGS...: user + sys of one run, s
   local label=$1

@@ -238,6 +238,40 @@ TEST_F(FleetRun, ADisaggregatedFleetWritesItsTransfers) {
   }
   EXPECT_GT(transfers, 0);
   EXPECT_EQ(summary["kv_transfers"].get<std::int64_t>(), transfers);
+  // The time series' requests on a link, over the slices, are the requests'
+  // transfer times summed; the same for the decode queue.
+  double on_links = 0, in_decode_queue = 0;
+  {
+    std::istringstream rows(csv);
+    std::getline(rows, line);
+    while (std::getline(rows, line)) {
+      std::vector<std::string> cells;
+      std::stringstream row(line);
+      for (std::string cell; std::getline(row, cell, ',');)
+        cells.push_back(cell);
+      if (cells.size() == 24 && !cells[22].empty()) {
+        on_links += std::stod(cells[22]);
+        in_decode_queue += std::stod(cells[23]);
+      }
+    }
+  }
+  const std::string series = test::read_file(dir_ / "split" / "timeseries.csv");
+  std::istringstream slices(series);
+  std::getline(slices, line);
+  EXPECT_THAT(line, ::testing::EndsWith(",cost_usd,kv_transfers_mean,decode_waiting_mean"));
+  double link_s = 0, queue_s = 0;
+  while (std::getline(slices, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');)
+      cells.push_back(cell);
+    const double length = std::stod(cells[1]) - std::stod(cells[0]);
+    link_s += length * std::stod(cells[cells.size() - 2]);
+    queue_s += length * std::stod(cells.back());
+  }
+  EXPECT_GT(on_links, 0);
+  EXPECT_NEAR(link_s, on_links, 1e-6 * on_links + 1e-6);
+  EXPECT_NEAR(queue_s, in_decode_queue, 1e-6 * in_decode_queue + 1e-6);
   EXPECT_NEAR(summary["kv_transfer_gb"].get<double>(), gb, 1e-9 * gb);
   // The page and the console name the split.
   EXPECT_THAT(r.out, HasSubstr("KV transfers, prefill to decode"));

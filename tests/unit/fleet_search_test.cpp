@@ -322,3 +322,40 @@ TEST(FleetSearch, BoundsAnAutoscaledClassByItsMinimum) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// A disaggregated search (BATCHING.md section 12): every fleet it runs has a
+// prefill and a decode replica, and the answer is the cheapest split that
+// meets the target, here one that needs prefill and decode in a 1:3 ratio.
+TEST(FleetSearch, ADisaggregatedSearchRunsOnlyFleetsWithBothSides) {
+  FleetSearch search;
+  search.classes = {{"prefill", 3.0, 0, 4}, {"decode", 3.0, 0, 8}};
+  search.classes[0].role = Role::kPrefill;
+  search.classes[1].role = Role::kDecode;
+  search.target = parse_target("ttft_p99_s<=2", {"ttft_p99_s"});
+  EXPECT_EQ(fleet_search_max_runs(search), 4u * 8u);
+  std::vector<FleetCounts> ran;
+  const FleetSearchResult r = search_fleets(
+      search,
+      [&](const FleetCounts& n) {
+        ran.push_back(n);
+        EXPECT_GT(n[0], 0);
+        EXPECT_GT(n[1], 0);
+        return figure(n[1] >= 3 * n[0] ? 1.0 : 5.0);
+      },
+      nullptr);
+  ASSERT_TRUE(r.cheapest.has_value());
+  EXPECT_EQ(r.probes[*r.cheapest].counts, (FleetCounts{1, 3}));
+  // Cheaper fleets were run first, none of them with a side missing.
+  EXPECT_EQ(ran.back(), (FleetCounts{1, 3}));
+  EXPECT_EQ(ran.front(), (FleetCounts{1, 1}));
+
+  // A grid that cannot hold both sides is refused.
+  search.classes[1].max = 0;
+  EXPECT_THROW(check_fleet_search(search), InputError);
+}
+
+}  // namespace
+}  // namespace infersim
