@@ -585,6 +585,11 @@ ServerDescription BatchingServer::describe() const {
   d.steps = true;
   d.hands_over = disaggregated_;
   if (disaggregated_) {
+    d.knobs.insert(d.knobs.end(),
+                   {{"Router of the decode replicas", "batching", "decode_router", ""},
+                    {"KV bytes a prompt token transfers", "batching", "kv_bytes_per_token", ""},
+                    {"A prefill replica's link", "batching", "kv_link_gbps", " Gbit/s"},
+                    {"A KV transfer's fixed cost", "batching", "kv_link_latency_s", " s"}});
     d.table_last.insert(d.table_last.end(),
                         {"kv_transfers", "kv_transfer_p99_s", "decode_wait_p99_s"});
     d.figure_groups.push_back({"Disaggregated prefill and decode",

@@ -169,8 +169,13 @@ std::string fleet_table(const nlohmann::ordered_json& settings,
     const nlohmann::ordered_json& c = (*fleet)[i];
     const std::string name = c.value("name", std::string("?"));
     const nlohmann::ordered_json price = c.value("price_per_gpu_hour", nlohmann::ordered_json());
-    out += "<tr data-class=\"" + html_escape(name) + "\"><th scope=\"row\">" + html_escape(name) +
-           "</th><td>" + html_escape(c.value("preset", std::string("none"))) + "</td><td>" +
+    // A disaggregated fleet's class says its side (BATCHING.md section 12).
+    const std::string role = c.contains("role") && c["role"].is_string()
+                                 ? " (" + c["role"].get<std::string>() + ")"
+                                 : std::string();
+    out += "<tr data-class=\"" + html_escape(name) + "\"><th scope=\"row\">" +
+           html_escape(name + role) + "</th><td>" +
+           html_escape(c.value("preset", std::string("none"))) + "</td><td>" +
            html_escape(class_count_text(c)) + "</td><td>" +
            (price.is_number()
                 ? shortest(price.get<double>())

@@ -277,6 +277,19 @@ TEST_F(FleetRun, ADisaggregatedFleetWritesItsTransfers) {
   EXPECT_THAT(r.out, HasSubstr("KV transfers, prefill to decode"));
 }
 
+// The page names each class's side, the link's knobs and the transfers.
+TEST_F(FleetRun, TheReportPageShowsTheSplit) {
+  const test::CliResult r = run(kSplit, "split_page", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string page = test::read_file(dir_ / "split_page" / "report.html");
+  EXPECT_THAT(page, HasSubstr("a fleet of pre (1, prefill) and dec (2, decode)"));
+  EXPECT_THAT(page, HasSubstr("decode router least-requests"));
+  EXPECT_THAT(page, HasSubstr("<th scope=\"row\">pre (prefill)</th>"));
+  EXPECT_THAT(page, HasSubstr("Disaggregated prefill and decode"));
+  EXPECT_THAT(page, HasSubstr("<tr data-key=\"kv_transfer_p99_s\">"));
+  EXPECT_THAT(page, HasSubstr("A prefill replica&#39;s link"));
+}
+
 TEST_F(FleetRun, RefusedSplitsNameTheKey) {
   struct Case {
     const char* name;
