@@ -277,6 +277,30 @@ TEST_F(FleetRun, ADisaggregatedFleetWritesItsTransfers) {
   EXPECT_THAT(r.out, HasSubstr("KV transfers, prefill to decode"));
 }
 
+// A split's settings.json (roles, the decode router, the link) reproduces it,
+// and the committed example runs as it is.
+TEST_F(FleetRun, ASplitsOwnSettingsFileReproducesIt) {
+  ASSERT_EQ(run(kSplit, "split_first", {"--recorded"}).status, 0);
+  const std::string written = test::read_file(dir_ / "split_first" / "settings.json");
+  EXPECT_THAT(written, HasSubstr("\"role\": \"prefill\""));
+  EXPECT_THAT(written, HasSubstr("\"decode_router\": \"least-requests\""));
+  const test::CliResult again = run(written, "split_again");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir_ / "split_first" / "requests.csv"),
+            test::read_file(dir_ / "split_again" / "requests.csv"));
+
+  const std::string example =
+      (test::source_dir() / "settings" / "disaggregated_h100.json").string();
+  const test::CliResult r =
+      test::run_cli({"run", "--settings", example, "--trace", trace_, "--recorded", "--plots",
+                     "none", "--output", (dir_ / "split_example").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary =
+      nlohmann::json::parse(test::read_file(dir_ / "split_example" / "summary.json"));
+  EXPECT_GT(summary["kv_transfers"].get<int>(), 0);
+  EXPECT_EQ(summary["classes"][1]["role"], "decode");
+}
+
 // The page names each class's side, the link's knobs and the transfers.
 TEST_F(FleetRun, TheReportPageShowsTheSplit) {
   const test::CliResult r = run(kSplit, "split_page", {"--recorded"});
