@@ -1143,6 +1143,58 @@ double relative_gap(double a, double b) {
   return std::abs(a - b) / std::max({1e-300, std::abs(a), std::abs(b)});
 }
 
+// A fleet's usage, the model's against the naive one's: counts and instants
+// equal, sums of doubles (hours, dollars, watt-hours), added up in another
+// order, within 1e-12 of each other; every class (and its role) and every
+// replica's life, by when it ended.
+void expect_same_fleet_usage(const ServerUsage& a, const ServerUsage& b) {
+  EXPECT_EQ(a.units, b.units);
+  EXPECT_EQ(a.busy, b.busy);
+  EXPECT_EQ(a.provisioned, b.provisioned);
+  EXPECT_LT(relative_gap(a.energy_wh, b.energy_wh), 1e-12);
+  ASSERT_EQ(a.figures.size(), b.figures.size());
+  for (std::size_t i = 0; i < a.figures.size(); ++i) {
+    EXPECT_EQ(a.figures[i].key, b.figures[i].key);
+    EXPECT_EQ(a.figures[i].integer, b.figures[i].integer) << a.figures[i].key;
+    ASSERT_EQ(a.figures[i].value.has_value(), b.figures[i].value.has_value()) << a.figures[i].key;
+    if (a.figures[i].value) {
+      EXPECT_LT(relative_gap(*a.figures[i].value, *b.figures[i].value), 1e-12)
+          << a.figures[i].key << " " << *a.figures[i].value << " " << *b.figures[i].value;
+    }
+  }
+  EXPECT_EQ(a.unit_class, b.unit_class);
+  EXPECT_EQ(a.class_idle_w, b.class_idle_w);
+  EXPECT_EQ(a.class_usd_per_hour, b.class_usd_per_hour);
+  ASSERT_EQ(a.classes.size(), b.classes.size());
+  for (std::size_t c = 0; c < a.classes.size(); ++c) {
+    EXPECT_EQ(a.classes[c].name, b.classes[c].name);
+    EXPECT_EQ(a.classes[c].role, b.classes[c].role);
+    EXPECT_LT(relative_gap(a.classes[c].replica_hours, b.classes[c].replica_hours), 1e-12);
+    EXPECT_LT(relative_gap(a.classes[c].busy_s, b.classes[c].busy_s), 1e-12);
+    EXPECT_LT(relative_gap(a.classes[c].cost_usd, b.classes[c].cost_usd), 1e-12);
+    ASSERT_EQ(a.classes[c].utilization.has_value(), b.classes[c].utilization.has_value());
+    if (a.classes[c].utilization) {
+      EXPECT_LT(relative_gap(*a.classes[c].utilization, *b.classes[c].utilization), 1e-12);
+    }
+  }
+  // The replicas' lives, by when they ended, then slot.
+  const auto by_end = [](std::vector<ReplicaSpan> spans) {
+    std::sort(spans.begin(), spans.end(), [](const ReplicaSpan& x, const ReplicaSpan& y) {
+      return std::tie(x.to, x.unit, x.from) < std::tie(y.to, y.unit, y.from);
+    });
+    return spans;
+  };
+  const std::vector<ReplicaSpan> sa = by_end(a.spans), sb = by_end(b.spans);
+  ASSERT_EQ(sa.size(), sb.size());
+  for (std::size_t i = 0; i < sa.size(); ++i) {
+    EXPECT_EQ(sa[i].unit, sb[i].unit) << "span " << i;
+    EXPECT_EQ(sa[i].cls, sb[i].cls) << "span " << i;
+    EXPECT_EQ(sa[i].from, sb[i].from) << "span " << i;
+    EXPECT_EQ(sa[i].active_from, sb[i].active_from) << "span " << i;
+    EXPECT_EQ(sa[i].to, sb[i].to) << "span " << i;
+  }
+}
+
 // Section 11 against the naive implementation: slots, the routers' view of the
 // active replicas, evaluations, start-ups, stabilization, draining, billing.
 // Instants and counts must be equal; sums of doubles (hours, dollars, watt-
@@ -1167,50 +1219,7 @@ TEST(BatchingServerReference, RandomFleetsAgreeWithANaiveImplementation) {
     EXPECT_LE(SimTime::ns(ref.end), harness.end);
     const SimTime end = harness.end + Duration::ns(12345);
     const ServerUsage a = server.usage(end), b = ref.usage(end);
-    EXPECT_EQ(a.units, b.units);
-    EXPECT_EQ(a.busy, b.busy);
-    EXPECT_EQ(a.provisioned, b.provisioned);
-    EXPECT_LT(relative_gap(a.energy_wh, b.energy_wh), 1e-12);
-    ASSERT_EQ(a.figures.size(), b.figures.size());
-    for (std::size_t i = 0; i < a.figures.size(); ++i) {
-      EXPECT_EQ(a.figures[i].key, b.figures[i].key);
-      EXPECT_EQ(a.figures[i].integer, b.figures[i].integer) << a.figures[i].key;
-      ASSERT_EQ(a.figures[i].value.has_value(), b.figures[i].value.has_value()) << a.figures[i].key;
-      if (a.figures[i].value) {
-        EXPECT_LT(relative_gap(*a.figures[i].value, *b.figures[i].value), 1e-12)
-            << a.figures[i].key << " " << *a.figures[i].value << " " << *b.figures[i].value;
-      }
-    }
-    EXPECT_EQ(a.unit_class, b.unit_class);
-    EXPECT_EQ(a.class_idle_w, b.class_idle_w);
-    EXPECT_EQ(a.class_usd_per_hour, b.class_usd_per_hour);
-    ASSERT_EQ(a.classes.size(), b.classes.size());
-    for (std::size_t c = 0; c < a.classes.size(); ++c) {
-      EXPECT_EQ(a.classes[c].name, b.classes[c].name);
-      EXPECT_LT(relative_gap(a.classes[c].replica_hours, b.classes[c].replica_hours), 1e-12);
-      EXPECT_LT(relative_gap(a.classes[c].busy_s, b.classes[c].busy_s), 1e-12);
-      EXPECT_LT(relative_gap(a.classes[c].cost_usd, b.classes[c].cost_usd), 1e-12);
-      ASSERT_EQ(a.classes[c].utilization.has_value(), b.classes[c].utilization.has_value());
-      if (a.classes[c].utilization) {
-        EXPECT_LT(relative_gap(*a.classes[c].utilization, *b.classes[c].utilization), 1e-12);
-      }
-    }
-    // The replicas' lives, by when they ended, then slot.
-    const auto by_end = [](std::vector<ReplicaSpan> spans) {
-      std::sort(spans.begin(), spans.end(), [](const ReplicaSpan& x, const ReplicaSpan& y) {
-        return std::tie(x.to, x.unit, x.from) < std::tie(y.to, y.unit, y.from);
-      });
-      return spans;
-    };
-    const std::vector<ReplicaSpan> sa = by_end(a.spans), sb = by_end(b.spans);
-    ASSERT_EQ(sa.size(), sb.size());
-    for (std::size_t i = 0; i < sa.size(); ++i) {
-      EXPECT_EQ(sa[i].unit, sb[i].unit) << "span " << i;
-      EXPECT_EQ(sa[i].cls, sb[i].cls) << "span " << i;
-      EXPECT_EQ(sa[i].from, sb[i].from) << "span " << i;
-      EXPECT_EQ(sa[i].active_from, sb[i].active_from) << "span " << i;
-      EXPECT_EQ(sa[i].to, sb[i].to) << "span " << i;
-    }
+    expect_same_fleet_usage(a, b);
     EXPECT_EQ(test::ServerInspector::in_flight(server), 0u);
     EXPECT_TRUE(ref.all_blocks_free());
     const auto figure = [&](const char* key) {
@@ -1310,21 +1319,7 @@ TEST(BatchingServerReference, RandomDisaggregatedFleetsAgreeWithANaiveImplementa
     EXPECT_LE(SimTime::ns(ref.end), harness.end);
     const SimTime end = harness.end + Duration::ns(12345);
     const ServerUsage a = server.usage(end), b = ref.usage(end);
-    EXPECT_EQ(a.busy, b.busy);
-    EXPECT_EQ(a.provisioned, b.provisioned);
-    EXPECT_LT(relative_gap(a.energy_wh, b.energy_wh), 1e-12);
-    ASSERT_EQ(a.figures.size(), b.figures.size());
-    for (std::size_t i = 0; i < a.figures.size(); ++i) {
-      EXPECT_EQ(a.figures[i].key, b.figures[i].key);
-      ASSERT_EQ(a.figures[i].value.has_value(), b.figures[i].value.has_value()) << a.figures[i].key;
-      if (a.figures[i].value) {
-        EXPECT_LT(relative_gap(*a.figures[i].value, *b.figures[i].value), 1e-12)
-            << a.figures[i].key << " " << *a.figures[i].value << " " << *b.figures[i].value;
-      }
-    }
-    ASSERT_EQ(a.classes.size(), b.classes.size());
-    for (std::size_t c = 0; c < a.classes.size(); ++c)
-      EXPECT_EQ(a.classes[c].role, b.classes[c].role);
+    expect_same_fleet_usage(a, b);
     EXPECT_EQ(test::ServerInspector::in_flight(server), 0u);
     EXPECT_TRUE(ref.all_blocks_free());
     for (const ReplicaScheduler* replica : test::ServerInspector::replicas(server))
