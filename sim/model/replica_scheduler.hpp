@@ -120,8 +120,9 @@ class ReplicaScheduler {
   std::uint32_t front_hit(std::uint32_t slot);
   void drop_front_hit();
 
-  // What a queued request counts in waiting_tokens_: num_tokens - computed
-  // (computed is 0 unless it was transferred: then 1).
+  // What a queued request counts in waiting_tokens_, num_tokens - computed:
+  // its num_tokens (nothing is computed while it waits), or 1 for a
+  // transferred one (its prompt's KV came with it).
   static std::int64_t queued_tokens(const BatchedRequest& r) {
     return r.transferred ? 1 : r.num_tokens;
   }

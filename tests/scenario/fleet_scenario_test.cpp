@@ -206,68 +206,45 @@ TEST_F(FleetRun, ADisaggregatedFleetWritesItsTransfers) {
                           "kv_transfer_p99_s", "decode_wait_p99_s"}) {
     EXPECT_TRUE(summary.contains(key)) << key;
   }
-  const std::string csv = test::read_file(dir_ / "split" / "requests.csv");
-  std::istringstream lines(csv);
-  std::string line;
-  std::getline(lines, line);
-  EXPECT_THAT(line, ::testing::EndsWith(
-                        ",rejected,replica_class,decode_replica,kv_transfer_s,decode_wait_s"));
+  const std::filesystem::path requests = dir_ / "split" / "requests.csv";
+  const std::vector<std::string> header =
+      test::fields_of(test::lines_of(test::read_file(requests)).front());
+  EXPECT_THAT(
+      test::lines_of(test::read_file(requests)).front(),
+      ::testing::EndsWith(",rejected,replica_class,decode_replica,kv_transfer_s,decode_wait_s"));
+  ASSERT_EQ(header.size(), 24u);
   // Every request with two tokens or more went from replica 0 to 1 or 2, its
   // transfer at least the link's latency; the others stayed on replica 0.
   std::int64_t transfers = 0;
-  double gb = 0;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    for (std::string cell; std::getline(row, cell, ',');)
-      cells.push_back(cell);
-    if (line.back() == ',') cells.push_back("");
-    ASSERT_EQ(cells.size(), 24u) << line;
-    EXPECT_EQ(cells[14], "0");
-    EXPECT_EQ(cells[20], "pre");
-    if (std::stod(cells[4]) >= 2) {
+  double gb = 0, on_links = 0, in_decode_queue = 0;
+  for (const auto& row : test::read_csv(requests)) {
+    EXPECT_EQ(row.at("rejected"), "0");
+    EXPECT_EQ(row.at("replica_class"), "pre");
+    if (std::stod(row.at("generated_tokens")) >= 2) {
       ++transfers;
-      gb += std::max(1.0, std::round(std::stod(cells[3]))) * 131072 / 1e9;
-      EXPECT_TRUE(cells[21] == "1" || cells[21] == "2") << line;
-      EXPECT_GE(std::stod(cells[22]), 0.0005) << line;
-      EXPECT_GE(std::stod(cells[23]), 0.0) << line;
+      gb += std::max(1.0, std::round(std::stod(row.at("context_tokens")))) * 131072 / 1e9;
+      EXPECT_TRUE(row.at("decode_replica") == "1" || row.at("decode_replica") == "2");
+      EXPECT_GE(std::stod(row.at("kv_transfer_s")), 0.0005);
+      EXPECT_GE(std::stod(row.at("decode_wait_s")), 0.0);
+      on_links += std::stod(row.at("kv_transfer_s"));
+      in_decode_queue += std::stod(row.at("decode_wait_s"));
     } else {
-      EXPECT_EQ(cells[21], "") << line;
-      EXPECT_EQ(cells[22], "") << line;
+      EXPECT_EQ(row.at("decode_replica"), "");
+      EXPECT_EQ(row.at("kv_transfer_s"), "");
     }
   }
   EXPECT_GT(transfers, 0);
   EXPECT_EQ(summary["kv_transfers"].get<std::int64_t>(), transfers);
   // The time series' requests on a link, over the slices, are the requests'
   // transfer times summed; the same for the decode queue.
-  double on_links = 0, in_decode_queue = 0;
-  {
-    std::istringstream rows(csv);
-    std::getline(rows, line);
-    while (std::getline(rows, line)) {
-      std::vector<std::string> cells;
-      std::stringstream row(line);
-      for (std::string cell; std::getline(row, cell, ',');)
-        cells.push_back(cell);
-      if (cells.size() == 24 && !cells[22].empty()) {
-        on_links += std::stod(cells[22]);
-        in_decode_queue += std::stod(cells[23]);
-      }
-    }
-  }
-  const std::string series = test::read_file(dir_ / "split" / "timeseries.csv");
-  std::istringstream slices(series);
-  std::getline(slices, line);
-  EXPECT_THAT(line, ::testing::EndsWith(",cost_usd,kv_transfers_mean,decode_waiting_mean"));
+  const std::filesystem::path series = dir_ / "split" / "timeseries.csv";
+  EXPECT_THAT(test::lines_of(test::read_file(series)).front(),
+              ::testing::EndsWith(",cost_usd,kv_transfers_mean,decode_waiting_mean"));
   double link_s = 0, queue_s = 0;
-  while (std::getline(slices, line)) {
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    for (std::string cell; std::getline(row, cell, ',');)
-      cells.push_back(cell);
-    const double length = std::stod(cells[1]) - std::stod(cells[0]);
-    link_s += length * std::stod(cells[cells.size() - 2]);
-    queue_s += length * std::stod(cells.back());
+  for (const auto& slice : test::read_csv(series)) {
+    const double length = std::stod(slice.at("slice_end_s")) - std::stod(slice.at("slice_start_s"));
+    link_s += length * std::stod(slice.at("kv_transfers_mean"));
+    queue_s += length * std::stod(slice.at("decode_waiting_mean"));
   }
   EXPECT_GT(on_links, 0);
   EXPECT_NEAR(link_s, on_links, 1e-6 * on_links + 1e-6);
