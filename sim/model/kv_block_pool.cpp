@@ -6,9 +6,8 @@
 
 namespace infersim {
 
-KvBlockPool::KvBlockPool(std::uint32_t blocks)
-    : blocks_(blocks), free_(0), node_(blocks), watched_(blocks, 0) {
-  static_assert(kBytesPerBlock == sizeof(Node) + sizeof(std::uint32_t) * 3);
+KvBlockPool::KvBlockPool(std::uint32_t blocks) : blocks_(blocks), free_(0), node_(blocks) {
+  static_assert(kBytesPerBlock == sizeof(Node) + sizeof(std::uint32_t) * 2);
   ring_.resize(std::bit_ceil(std::max<std::size_t>(blocks, 8)));
   ring_mask_ = ring_.size() - 1;
   // Queue 0..K-1 in order.
@@ -145,14 +144,14 @@ bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
 void KvBlockPool::push_back(std::uint32_t block) {
   if (tail_ - head_ == ring_.size()) make_room();
   ring_[tail_ & ring_mask_] = block;
-  node_[block].place = tail_++;
+  node_[block].place = static_cast<std::uint32_t>(tail_++ & ring_mask_);
   ++free_;
 }
 
 void KvBlockPool::push_front(std::uint32_t block) {
   if (tail_ - head_ == ring_.size()) make_room();
   ring_[--head_ & ring_mask_] = block;
-  node_[block].place = head_;
+  node_[block].place = static_cast<std::uint32_t>(head_ & ring_mask_);
   ++free_;
 }
 
@@ -163,7 +162,7 @@ void KvBlockPool::make_room() {
   queue.reserve(free_);
   for (std::uint64_t p = head_; p != tail_; ++p) {
     const std::uint32_t b = ring_[p & ring_mask_];
-    if (node_[b].place == p) queue.push_back(b);
+    if (queued_at(b, p)) queue.push_back(b);
   }
   if (std::size_t{free_} * 2 > ring_.size()) {
     ring_.assign(ring_.size() * 2, 0);
@@ -172,14 +171,14 @@ void KvBlockPool::make_room() {
   tail_ = head_;
   for (const std::uint32_t b : queue) {
     ring_[tail_ & ring_mask_] = b;
-    node_[b].place = tail_++;
+    node_[b].place = static_cast<std::uint32_t>(tail_++ & ring_mask_);
   }
 }
 
 std::uint32_t KvBlockPool::take() {
   assert(free_ > 0);
   std::uint32_t b = ring_[head_ & ring_mask_];
-  while (node_[b].place != head_)  // a tombstone
+  while (!queued_at(b, head_))  // a tombstone
     b = ring_[++head_ & ring_mask_];
   ++head_;
   --free_;
@@ -189,8 +188,8 @@ std::uint32_t KvBlockPool::take() {
   Node& n = node_[b];
   n.place = kNotQueued;
   n.count = 1;
-  if (watches_ != 0 && watched_[b] != 0) {
-    watched_free_ -= watched_[b];
+  if (n.watched != 0) {
+    watched_free_ -= n.watched;
     if (n.slot != kNoSlot) watched_evicted_ = true;
   }
   if (n.slot != kNoSlot) {
@@ -208,7 +207,7 @@ void KvBlockPool::touch(std::uint32_t block) {
   if (n.count++ == 0) {
     n.place = kNotQueued;  // its place in the ring is a tombstone now
     --free_;
-    if (watches_ != 0) watched_free_ -= watched_[block];
+    watched_free_ -= n.watched;
   }
 }
 
@@ -221,20 +220,18 @@ void KvBlockPool::release(std::uint32_t block) {
     } else {
       push_front(block);
     }
-    if (watches_ != 0) watched_free_ += watched_[block];
+    watched_free_ += n.watched;
   }
 }
 
 void KvBlockPool::watch(std::uint32_t block) {
-  ++watched_[block];
-  ++watches_;
+  ++node_[block].watched;
   if (node_[block].count == 0) ++watched_free_;
 }
 
 void KvBlockPool::unwatch(std::uint32_t block) {
-  assert(watched_[block] > 0);
-  --watched_[block];
-  --watches_;
+  assert(node_[block].watched > 0);
+  --node_[block].watched;
   if (node_[block].count == 0) --watched_free_;
 }
 

@@ -23,10 +23,10 @@ class KvBlockPool {
 
   // Blocks 0..blocks-1, all free and anonymous, queued in that order.
   explicit KvBlockPool(std::uint32_t blocks);
-  // The bytes a pool of `blocks` takes before any identity is cached: a node,
-  // a watch count and up to two places in the ring a block (the map grows
-  // with the identities cached).
-  static constexpr std::uint64_t kBytesPerBlock = sizeof(std::uint32_t) * 7;
+  // The bytes a pool of `blocks` takes before any identity is cached: a node
+  // and up to two places in the ring a block (the map grows with the
+  // identities cached).
+  static constexpr std::uint64_t kBytesPerBlock = sizeof(std::uint32_t) * 6;
 
   std::uint32_t blocks() const { return blocks_; }
   std::uint32_t free_blocks() const { return free_; }            // count 0 (cached ones included)
@@ -78,14 +78,24 @@ class KvBlockPool {
   static constexpr std::uint32_t kNoGroup = ~std::uint32_t{0};
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
 
-  // A block: its count, its place in the free queue (kNotQueued when its
-  // count is not 0) and, when cached, its slot in group_block_.
-  static constexpr std::uint64_t kNotQueued = ~std::uint64_t{0};
+  // A block: its count, its place in the free queue as an index of the ring
+  // (kNotQueued when its count is not 0), when cached its slot in
+  // group_block_, and the times it is watched. One cache line holds
+  // everything a take, touch or release reads of a block.
+  static constexpr std::uint32_t kNotQueued = ~std::uint32_t{0};
   struct Node {
     std::uint32_t count = 0;
     std::uint32_t slot = kNoSlot;
-    std::uint64_t place = kNotQueued;
+    std::uint32_t place = kNotQueued;
+    std::uint32_t watched = 0;
   };
+  // Whether place p of the ring is b's (else a tombstone). A ring index tells
+  // places apart: the queue spans at most the ring, so two places of it share
+  // an index only if they are one; the ring holds at most 2K <= 2^27 places
+  // (batching_knobs.hpp's kMaxKvBlocks), so an index never reads kNotQueued.
+  bool queued_at(std::uint32_t b, std::uint64_t p) const {
+    return node_[b].place == static_cast<std::uint32_t>(p & ring_mask_);
+  }
 
   // The map, two-level: identities (h, sub) in groups of W = 2^width_shift_
   // consecutive subs of one id, keyed by (h, sub div W); a group keeps its W
@@ -145,8 +155,6 @@ class KvBlockPool {
   mutable std::uint64_t last_key_ = kNoIdentity;  // the last group found
   mutable std::uint32_t last_group_ = kNoGroup;
 
-  std::vector<std::uint32_t> watched_;  // times each block is watched
-  std::uint64_t watches_ = 0;           // Σ watched_ (none: skip reading it)
   std::uint32_t watched_free_ = 0;
   bool watched_evicted_ = false;
 };

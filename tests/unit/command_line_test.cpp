@@ -642,7 +642,7 @@ TEST_F(CommandLine, ReplicasBeyondTheMachinesMemoryAreRefusedAtOnce) {
   const std::string line = test::one_error_line(
       run({"--server", "batching", "--replicas", "100000", "--kv-blocks", "60000000"}));
   EXPECT_THAT(line, HasSubstr("batching.replicas (--replicas), batching.kv_blocks (--kv-blocks): "
-                              "100000 replicas of 60000000 KV blocks need 156462.6 GiB for their "
+                              "100000 replicas of 60000000 KV blocks need 134110.8 GiB for their "
                               "block tables alone, more than this machine's"));
   EXPECT_FALSE(fs::exists(dir_ / "run"));
 }

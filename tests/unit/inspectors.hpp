@@ -32,7 +32,7 @@ struct PoolInspector {
     std::vector<std::uint32_t> queue;
     for (std::uint64_t place = p.head_; place != p.tail_; ++place) {
       const std::uint32_t b = p.ring_[place & p.ring_mask_];
-      if (p.node_[b].place == place) queue.push_back(b);
+      if (p.queued_at(b, place)) queue.push_back(b);
     }
     return queue;
   }
