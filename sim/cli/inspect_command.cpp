@@ -24,7 +24,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kInspectUsage =
     "usage: infersim inspect [TRACE] [--json] [trace options]\n"
     "\n"
     "Reads the trace as `infersim run` would (default trace/azure_llm_code_1h.csv) and\n"
@@ -128,7 +128,7 @@ int run_inspect_command(const std::vector<std::string>& args, std::ostream& out,
       args, options, positional,
       {"inspect", "one positional argument: the TRACE", " (the positional TRACE sets it too)"});
   if (vm.count("help")) {
-    out << kUsage << '\n' << options;
+    out << kInspectUsage << '\n' << options;
     return 0;
   }
 

@@ -24,7 +24,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kPresetsUsage =
     "usage: infersim presets derive --gpu GPU --model MODEL [--tp N] [--dp N]\n"
     "                               [--max-num-seqs N] [--max-num-batched-tokens N]\n"
     "       infersim presets derive --all --write DIR\n"
@@ -232,7 +232,7 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
                         std::ostream& err) {
   (void)err;
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    out << kUsage;
+    out << kPresetsUsage;
     return args.empty() ? 2 : 0;
   }
   const std::string verb = args[0];
@@ -257,7 +257,7 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
   const po::variables_map vm =
       parse_options({args.begin() + 1, args.end()}, options, {}, {"presets", "", ""});
   if (vm.count("help")) {
-    out << kUsage << options;
+    out << kPresetsUsage << options;
     return 0;
   }
   if (verb == "derive") return derive(vm, out);

@@ -20,7 +20,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr const char* kUsage = "usage: infersim validate [options]\n";
+constexpr const char* kValidateUsage = "usage: infersim validate [options]\n";
 constexpr std::uint64_t kDefaultRequests = 1000000;
 constexpr std::uint64_t kDefaultSeed = 42;
 // Enough for 32 cores at rho = 0.5, where waiting is rare, to tell an error of
@@ -170,7 +170,7 @@ int run_validate_command(const std::vector<std::string>& args, std::ostream& out
 
   const po::variables_map vm = parse_options(args, options, {}, {"validate", "", ""});
   if (vm.count("help")) {
-    out << kUsage
+    out << kValidateUsage
         << "\nRuns the engine and the edge server on generated M/M/c and M/D/1 workloads\n"
            "(mean service 1 s) and compares the simulated mean wait and probability of\n"
            "waiting with Erlang C and Pollaczek-Khinchine. Exit status 0 when every case\n"

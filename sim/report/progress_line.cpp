@@ -25,7 +25,7 @@ ProgressLine::ProgressLine(std::ostream& out, bool terminal, std::string what, s
       clock_(std::move(clock)),
       start_(clock_()) {}
 
-std::string duration_text(double seconds) {
+std::string elapsed_text(double seconds) {
   const auto whole = static_cast<long long>(std::llround(std::max(0.0, seconds)));
   const auto two = [](long long n) { return (n < 10 ? "0" : "") + std::to_string(n); };
   if (whole < 60) return std::to_string(whole) + " s";
@@ -64,10 +64,10 @@ std::string ProgressLine::line(std::size_t done, double elapsed_s) const {
   if (done == 0 || elapsed_s <= 0) return text;
   const double rate = static_cast<double>(done) / elapsed_s;
   if (over)
-    return text + " in " + duration_text(elapsed_s) + ", " + rate_text(rate) + " " + unit_ + "/s";
+    return text + " in " + elapsed_text(elapsed_s) + ", " + rate_text(rate) + " " + unit_ + "/s";
   const double left_s = static_cast<double>(total_ - done) / rate;
   return text + ", " + rate_text(rate) + " " + unit_ + "/s, " +
-         (total_is_bound_ ? "at most " : "") + duration_text(left_s) + " left";
+         (total_is_bound_ ? "at most " : "") + elapsed_text(left_s) + " left";
 }
 
 ProgressLine::~ProgressLine() {

@@ -67,6 +67,6 @@ class ProgressLine {
 bool writes_to_terminal(const std::ostream& stream);
 
 // "12 s", "4 min 05 s", "2 h 07 min".
-std::string duration_text(double seconds);
+std::string elapsed_text(double seconds);
 
 }  // namespace infersim

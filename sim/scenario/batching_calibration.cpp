@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include "core/input_error.hpp"
+#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {
@@ -612,16 +613,6 @@ Settings batching_fit_settings(const Settings& base, const BatchingFit& fit) {
   return s;
 }
 
-namespace {
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
-}
-
-}  // namespace
-
 std::string batching_fit_report(const MeasuredSource& source, const BatchingFit& fit) {
   std::string out;
   const auto line = [&](const std::string& text) { out += text + '\n'; };
@@ -643,12 +634,14 @@ std::string batching_fit_report(const MeasuredSource& source, const BatchingFit&
                      " (BATCHING.md section 5" + (experts ? ", with the experts read" : "") + ")";
   line("Fit: step = " + form + ", the replay in the loop, " + std::to_string(fit.starts.size()) +
        " Levenberg-Marquardt runs from " + std::to_string(fit.starts.size() - 1) + " starts, " +
-       std::to_string(fit.replays) + " replays in " + format("%.2f", fit.seconds) + " s.");
+       std::to_string(fit.replays) + " replays in " + printf_text("%.2f", fit.seconds) + " s.");
   line("Loss: mean ((TTFT_sim - TTFT)/mean TTFT)^2 + mean ((TPOT_sim - TPOT)/TPOT)^2 = " +
-       format("%.6g", fit.loss.total) + "; TTFT " + format("%.6g", fit.loss.ttft_term) + " (" +
-       format("%.1f", fit.loss.total > 0 ? 100 * fit.loss.ttft_term / fit.loss.total : 0) +
-       " %), TPOT " + format("%.6g", fit.loss.tpot_term) + " (" +
-       format("%.1f", fit.loss.total > 0 ? 100 * fit.loss.tpot_term / fit.loss.total : 0) + " %).");
+       printf_text("%.6g", fit.loss.total) + "; TTFT " + printf_text("%.6g", fit.loss.ttft_term) +
+       " (" +
+       printf_text("%.1f", fit.loss.total > 0 ? 100 * fit.loss.ttft_term / fit.loss.total : 0) +
+       " %), TPOT " + printf_text("%.6g", fit.loss.tpot_term) + " (" +
+       printf_text("%.1f", fit.loss.total > 0 ? 100 * fit.loss.tpot_term / fit.loss.total : 0) +
+       " %).");
   const char* meaning[kStepTerms] = {"s a step (fixed)",
                                      "s a prefill token",
                                      "s a (query, key) pair of prefill attention",
@@ -661,15 +654,15 @@ std::string batching_fit_report(const MeasuredSource& source, const BatchingFit&
     if (!fit.terms[i]) continue;
     line(std::string("  ") + symbol[i] + " " + kStepTermKeys[i] +
          std::string(22 - std::string(kStepTermKeys[i]).size(), ' ') +
-         format("%.6g", fit.coefficients[i]) + " ± " + format("%.2g", fit.standard_errors[i]) +
-         " " + meaning[i]);
+         printf_text("%.6g", fit.coefficients[i]) + " ± " +
+         printf_text("%.2g", fit.standard_errors[i]) + " " + meaning[i]);
   }
   line(
       "  (± from the Jacobian with the residuals taken as independent; queued requests' are "
       "not, so read them as lower bounds)");
   std::string starts;
   for (std::size_t i = 0; i < fit.starts.size(); ++i)
-    starts += (i ? ", " : "") + format("%.4g", fit.starts[i].loss);
+    starts += (i ? ", " : "") + printf_text("%.4g", fit.starts[i].loss);
   line("  loss at the end of each run: " + starts);
   if (fit.kv_fitted) {
     line("KV blocks: " + std::to_string(fit.knobs.kv_blocks) + ": " + fit.kv_note + ".");

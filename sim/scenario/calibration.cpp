@@ -9,6 +9,7 @@
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
+#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {
@@ -23,12 +24,6 @@ constexpr double kOutlierFloorS = 1e-3;
 // The overhead hop's bandwidth: high enough that no trace's bits take a
 // nanosecond to cross it.
 constexpr double kOverheadHopMbps = 1e12;
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
-}
 
 // 1.4826 x the median absolute deviation from the median: the standard
 // deviation of normal residuals, unmoved by a minority of queued requests.
@@ -152,14 +147,14 @@ Calibration calibrate(const Measurement& measurement, double mips_per_core) {
   if (timed) c.mean_concurrency = mean_concurrency(requests);
 
   if (c.queued_fraction > kQueuedFraction) {
-    c.warnings.push_back(format("%.1f %%", 100 * c.queued_fraction) +
+    c.warnings.push_back(printf_text("%.1f %%", 100 * c.queued_fraction) +
                          " of the requests waited: their TTFT lies more than 3 standard "
                          "deviations above the fit. The data look queued; calibrate from a run "
                          "at low load, one request at a time");
   }
   if (c.mean_concurrency && *c.mean_concurrency > kQueuedConcurrency) {
     c.warnings.push_back(
-        "the benchmark kept " + format("%.2f", *c.mean_concurrency) +
+        "the benchmark kept " + printf_text("%.2f", *c.mean_concurrency) +
         " requests in flight on average while busy, well above 1: the times include "
         "waiting and batching. The data look queued; calibrate from a run at "
         "low load, one request at a time");
@@ -192,7 +187,7 @@ std::string calibration_report(const Measurement& m, const Calibration& c) {
   std::string out;
   auto line = [&](const std::string& text) { out += text + '\n'; };
   auto pm = [](const char* pattern, double value, double se) {
-    return format(pattern, value) + " ± " + format(pattern, se);
+    return printf_text(pattern, value) + " ± " + printf_text(pattern, se);
   };
   line("Measurement: " + m.path + " (" + m.format + "), " + std::to_string(m.requests.size()) +
        " requests" +
@@ -202,16 +197,17 @@ std::string calibration_report(const Measurement& m, const Calibration& c) {
   line("  intercept a          " + pm("%.6g", c.ttft_intercept_s, c.ttft_intercept_se_s) + " s");
   line("  slope b              " + pm("%.6g", c.ttft_slope_s, c.ttft_slope_se_s) +
        " s per input token");
-  line("  R²                   " + format("%.6f", c.ttft_r2));
-  line("  |residual| p50 " + format("%.6g", c.residual_p50_s) + " s, p90 " +
-       format("%.6g", c.residual_p90_s) + " s, p99 " + format("%.6g", c.residual_p99_s) + " s");
+  line("  R²                   " + printf_text("%.6f", c.ttft_r2));
+  line("  |residual| p50 " + printf_text("%.6g", c.residual_p50_s) + " s, p90 " +
+       printf_text("%.6g", c.residual_p90_s) + " s, p99 " + printf_text("%.6g", c.residual_p99_s) +
+       " s");
   line("Decode over " + std::to_string(c.decode_requests) +
        " requests with more than one output token: (e2e - ttft) / (output - 1)");
   line("  per token            " + pm("%.6g", c.decode_s_per_token, c.decode_se_s) + " s");
-  line("Fixed overhead (intercept - one decode step): " + format("%.6g", c.fixed_overhead_s) +
+  line("Fixed overhead (intercept - one decode step): " + printf_text("%.6g", c.fixed_overhead_s) +
        " s");
-  if (c.mean_concurrency) line("Mean concurrency: " + format("%.3f", *c.mean_concurrency));
-  line("Knobs at " + format("%g", c.mips_per_core) + " MIPS per core:");
+  if (c.mean_concurrency) line("Mean concurrency: " + printf_text("%.3f", *c.mean_concurrency));
+  line("Knobs at " + printf_text("%g", c.mips_per_core) + " MIPS per core:");
   line("  mi_per_context_token   " + pm("%.4f", c.mi_per_context_token, c.mi_per_context_token_se));
   line("  mi_per_generated_token " +
        pm("%.4f", c.mi_per_generated_token, c.mi_per_generated_token_se));

@@ -19,11 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void check_request(const std::string& path, const MeasuredRequest& r, const std::string& ttft_field,
                    const std::string& e2e_field) {
   if (!std::isfinite(r.ttft_s) || r.ttft_s < 0) {
@@ -215,9 +210,9 @@ Measurement read_csv(const std::string& path) {
 }  // namespace
 
 std::string detect_measurement_format(const std::string& path) {
-  if (ends_with(path, ".jsonl")) return "aiperf";
-  if (ends_with(path, ".json")) return "vllm";
-  if (ends_with(path, ".csv")) return "csv";
+  if (path.ends_with(".jsonl")) return "aiperf";
+  if (path.ends_with(".json")) return "vllm";
+  if (path.ends_with(".csv")) return "csv";
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open the file");
   std::string line;

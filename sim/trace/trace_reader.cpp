@@ -17,11 +17,6 @@
 namespace infersim {
 namespace {
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Hash ids in a CSV field: "[1, 2, 3]", "1 2 3" or "1;2;3".
 std::string parse_id_list(std::string_view text, std::vector<std::uint32_t>& out) {
   std::size_t pos = 0;
@@ -136,8 +131,8 @@ TraceSource resolve_source(const TraceSource& given) {
       throw InputError(s.path, 1, "", "empty file: expected a header line or a JSON object");
     }
     const bool json =
-        ends_with(s.path, ".jsonl") || ends_with(s.path, ".json") ||
-        (!ends_with(s.path, ".csv") && line.find_first_not_of(" \t") != std::string::npos &&
+        s.path.ends_with(".jsonl") || s.path.ends_with(".json") ||
+        (!s.path.ends_with(".csv") && line.find_first_not_of(" \t") != std::string::npos &&
          line[line.find_first_not_of(" \t")] == '{');
     if (json) {
       const bool mooncake = line.find("\"input_length\"") != std::string::npos &&

@@ -113,11 +113,11 @@ TEST_F(ProgressLineOutput, AnErrorEndsTheTerminalLine) {
 }
 
 TEST(ProgressLine, DurationsReadAsAPersonWritesThem) {
-  EXPECT_EQ(duration_text(0.4), "0 s");
-  EXPECT_EQ(duration_text(59.4), "59 s");
-  EXPECT_EQ(duration_text(65), "1 min 05 s");
-  EXPECT_EQ(duration_text(3599), "59 min 59 s");
-  EXPECT_EQ(duration_text(3600 + 7 * 60 + 10), "1 h 07 min");
+  EXPECT_EQ(elapsed_text(0.4), "0 s");
+  EXPECT_EQ(elapsed_text(59.4), "59 s");
+  EXPECT_EQ(elapsed_text(65), "1 min 05 s");
+  EXPECT_EQ(elapsed_text(3599), "59 min 59 s");
+  EXPECT_EQ(elapsed_text(3600 + 7 * 60 + 10), "1 h 07 min");
 }
 
 TEST(ProgressLine, AStringStreamIsNoTerminal) {
