@@ -59,7 +59,7 @@ ServerUsage run(BatchingServer& server, const std::vector<FedRequest>& requests,
   return server.usage(harness.end);
 }
 
-double figure(const ServerUsage& u, const std::string& key) {
+double usage_figure(const ServerUsage& u, const std::string& key) {
   for (const ServerFigure& f : u.figures) {
     if (f.key == key) return f.value.value_or(std::nan(""));
   }
@@ -105,8 +105,8 @@ TEST(Fleet, OneClassIsTheFleetOfVersionOne) {
       EXPECT_EQ(a.figures[i].value, b.figures[i].value) << a.figures[i].key;
     }
     EXPECT_EQ(b.provisioned, Duration::ns(3 * (plain_run.end - SimTime::zero()).count_ns()));
-    EXPECT_EQ(figure(b, "cost_usd"), 0);
-    EXPECT_EQ(figure(b, "peak_replicas"), 3);
+    EXPECT_EQ(usage_figure(b, "cost_usd"), 0);
+    EXPECT_EQ(usage_figure(b, "peak_replicas"), 3);
   }
 }
 
@@ -130,8 +130,8 @@ TEST(Fleet, AutoscaleHeldAtOneCountIsAFixedFleet) {
   ServerHarness fleet_run(fleet);
   const ServerUsage u = run(fleet, requests, fleet_run);
   expect_same_requests(plain_run, fleet_run);
-  EXPECT_EQ(figure(u, "scale_ups"), 0);
-  EXPECT_EQ(figure(u, "scale_downs"), 0);
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 0);
+  EXPECT_EQ(usage_figure(u, "scale_downs"), 0);
 }
 
 // Worked by hand. One class: 1 replica at 0, autoscaled from 1 to 2 every
@@ -184,13 +184,14 @@ TEST(Fleet, ScaleUpWithStartUpAndDrainWithTheBillByHand) {
   const ServerUsage u = server.usage(SimTime::ns(4'000'000'000));
   EXPECT_EQ(u.provisioned, Duration::ns(6'000'000'000));
   EXPECT_EQ(u.busy, Duration::ns(2'042'012'000 + 1'004'000));
-  EXPECT_DOUBLE_EQ(figure(u, "replica_hours"), 6.0 / 3600);
-  EXPECT_DOUBLE_EQ(figure(u, "gpu_hours"), 12.0 / 3600);
-  EXPECT_DOUBLE_EQ(figure(u, "cost_usd"), 2 * 12.0 / 3600);
-  EXPECT_DOUBLE_EQ(figure(u, "usd_per_million_tokens"), 2 * 12.0 / 3600 * 1e6 / (2 * 2005 + 2 * 5));
-  EXPECT_EQ(figure(u, "peak_replicas"), 2);
-  EXPECT_EQ(figure(u, "scale_ups"), 1);
-  EXPECT_EQ(figure(u, "scale_downs"), 1);
+  EXPECT_DOUBLE_EQ(usage_figure(u, "replica_hours"), 6.0 / 3600);
+  EXPECT_DOUBLE_EQ(usage_figure(u, "gpu_hours"), 12.0 / 3600);
+  EXPECT_DOUBLE_EQ(usage_figure(u, "cost_usd"), 2 * 12.0 / 3600);
+  EXPECT_DOUBLE_EQ(usage_figure(u, "usd_per_million_tokens"),
+                   2 * 12.0 / 3600 * 1e6 / (2 * 2005 + 2 * 5));
+  EXPECT_EQ(usage_figure(u, "peak_replicas"), 2);
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 1);
+  EXPECT_EQ(usage_figure(u, "scale_downs"), 1);
   EXPECT_DOUBLE_EQ(u.energy_wh, (100 * 6.0 + 600 * 2.043016) / 3600);
   ASSERT_EQ(u.classes.size(), 1u);
   EXPECT_EQ(u.classes[0].name, "gpu");
@@ -240,9 +241,9 @@ TEST(Fleet, ADrainingReplicaServesWhatItHoldsAndIsBilledUntilThen) {
   const ServerUsage u = server.usage(harness.end);
   EXPECT_EQ(u.provisioned, Duration::ns(3'000'000'000 + 2'021'004'000));
   EXPECT_EQ(u.busy, Duration::ns(std::int64_t{2'021'008'000} + 2'021'004'000));
-  EXPECT_EQ(figure(u, "scale_ups"), 0);
-  EXPECT_EQ(figure(u, "scale_downs"), 1);
-  EXPECT_EQ(figure(u, "peak_replicas"), 2);
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 0);
+  EXPECT_EQ(usage_figure(u, "scale_downs"), 1);
+  EXPECT_EQ(usage_figure(u, "peak_replicas"), 2);
   ASSERT_EQ(u.spans.size(), 2u);
   EXPECT_EQ(u.spans[0].unit, 1u);  // the drained one, closed first
   EXPECT_EQ(u.spans[0].to, SimTime::ns(2'021'004'000));
@@ -270,8 +271,8 @@ TEST(Fleet, AStartingReplicaGoesFirstAndNeverServes) {
   for (const auto& report : harness.reports)
     EXPECT_EQ(report.unit, 0u);
   const ServerUsage u = server.usage(harness.end);
-  EXPECT_EQ(figure(u, "scale_ups"), 1);
-  EXPECT_EQ(figure(u, "scale_downs"), 1);
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 1);
+  EXPECT_EQ(usage_figure(u, "scale_downs"), 1);
   // Replica 1 was provisioned from 1 s to 3 s, idle; the evaluations end at
   // 13 s, the first with nothing in flight and nothing to come.
   EXPECT_EQ(harness.end, SimTime::ns(13'000'000'000));
@@ -307,7 +308,7 @@ TEST(Fleet, TwoClassesStepEachWithItsOwnCost) {
   EXPECT_DOUBLE_EQ(u.classes[1].cost_usd, 1.0 * 60 / 3600);
   EXPECT_DOUBLE_EQ(u.classes[1].busy_s, 0.002004);
   // The slow class's peak: 1 of 50 blocks; the fast one's 25 of 100.
-  EXPECT_DOUBLE_EQ(figure(u, "kv_peak_utilization"), 25.0 / 100);
+  EXPECT_DOUBLE_EQ(usage_figure(u, "kv_peak_utilization"), 25.0 / 100);
 }
 
 // Random fleets and loads: every request served on a slot of the fleet,
@@ -365,8 +366,8 @@ TEST(Fleet, InvariantsOverRandomFleets) {
       cost +=
           classes[c].price_per_gpu_hour * static_cast<double>(classes[c].gpus) * cu.replica_hours;
     }
-    EXPECT_NEAR(figure(u, "cost_usd"), cost, 1e-9 * (1 + cost));
-    EXPECT_LE(figure(u, "peak_replicas"), static_cast<double>(slots));
+    EXPECT_NEAR(usage_figure(u, "cost_usd"), cost, 1e-9 * (1 + cost));
+    EXPECT_LE(usage_figure(u, "peak_replicas"), static_cast<double>(slots));
     EXPECT_LE(u.busy, *u.provisioned);
   }
 }

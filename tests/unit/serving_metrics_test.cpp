@@ -406,7 +406,7 @@ TEST(PercentilesFlag, ReadsACommaSeparatedList) {
   EXPECT_THROW(parse_percentiles("50,ninety", "--metric-percentiles"), InputError);
 }
 
-constexpr const char* kTrace =
+constexpr const char* kServingTrace =
     "TIMESTAMP,ContextTokens,GeneratedTokens\n"
     "2024-01-01 00:00:00.000,1000,10\n"
     "2024-01-01 00:00:00.250,500,1\n"
@@ -415,7 +415,7 @@ constexpr const char* kTrace =
 
 class ServingFigures : public test::TraceFolder {
  protected:
-  ServingFigures() : TraceFolder(kTrace) {}
+  ServingFigures() : TraceFolder(kServingTrace) {}
   test::CliResult run(std::vector<std::string> extra) {
     extra.insert(extra.begin(), {"--plots", "none", "--force"});
     return run_on_trace({"run", "--recorded"}, "run", extra);
