@@ -141,6 +141,35 @@ bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
   return true;
 }
 
+void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_t from,
+                             std::uint32_t to, PromptBlocks::Cursor id,
+                             std::vector<std::uint32_t>& anonymous) {
+  const std::uint32_t sub_mask = (1u << width_shift_) - 1;
+  std::uint64_t key = kNoIdentity;
+  std::uint32_t g = kNoGroup;
+  for (std::uint32_t j = from; j < to; ++j, id.next()) {
+    const std::uint32_t b = blocks[j];
+    Node& n = node_[b];
+    if (n.slot != kNoSlot) continue;  // cached already
+    const std::uint64_t identity = *id;
+    if (group_key(identity) != key) {
+      key = group_key(identity);
+      g = group_of(key);
+      if (g == kNoGroup) g = add_group(key);
+    }
+    const std::uint32_t slot =
+        (g << width_shift_) | (static_cast<std::uint32_t>(identity) & sub_mask);
+    if (group_block_[slot] != kNoBlock) {
+      anonymous.push_back(j);
+      continue;
+    }
+    group_block_[slot] = b;
+    ++group_count_[g];
+    n.slot = slot;
+    ++registrations_;
+  }
+}
+
 void KvBlockPool::push_back(std::uint32_t block) {
   if (tail_ - head_ == ring_.size()) make_room();
   ring_[tail_ & ring_mask_] = block;
@@ -182,10 +211,32 @@ std::uint32_t KvBlockPool::take() {
     b = ring_[++head_ & ring_mask_];
   ++head_;
   --free_;
-  // Takes come in runs (a prompt's blocks): fetch the node a few places on.
-  constexpr std::uint64_t kAhead = 8;
-  __builtin_prefetch(&node_[ring_[(head_ + kAhead) & ring_mask_]]);
-  Node& n = node_[b];
+  hand_out(node_[b]);
+  return b;
+}
+
+void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
+  assert(free_ >= n);
+  const std::size_t first = out.size();
+  out.resize(first + n);
+  // The head in a register across the run: nothing a take calls moves it.
+  std::uint64_t head = head_;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    std::uint32_t b = ring_[head & ring_mask_];
+    while (!queued_at(b, head))  // a tombstone
+      b = ring_[++head & ring_mask_];
+    ++head;
+    // The run's nodes lie anywhere in the pool: fetch one a few places on.
+    constexpr std::uint64_t kAhead = 8;
+    __builtin_prefetch(&node_[ring_[(head + kAhead) & ring_mask_]]);
+    hand_out(node_[b]);
+    out[first + k] = b;
+  }
+  head_ = head;
+  free_ -= n;
+}
+
+void KvBlockPool::hand_out(Node& n) {
   n.place = kNotQueued;
   n.count = 1;
   if (n.watched != 0) {
@@ -199,7 +250,6 @@ std::uint32_t KvBlockPool::take() {
     n.slot = kNoSlot;
     ++evicted_;
   }
-  return b;
 }
 
 void KvBlockPool::touch(std::uint32_t block) {
@@ -221,6 +271,16 @@ void KvBlockPool::release(std::uint32_t block) {
       push_front(block);
     }
     watched_free_ += n.watched;
+  }
+}
+
+void KvBlockPool::release_reversed(std::span<const std::uint32_t> blocks) {
+  // A request's blocks lie anywhere in the pool: their nodes are fetched a few
+  // ahead.
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t k = blocks.size(); k > 0; --k) {
+    if (k > kAhead) __builtin_prefetch(&node_[blocks[k - 1 - kAhead]]);
+    release(blocks[k - 1]);
   }
 }
 

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
+
+#include "model/block_identity.hpp"
 
 namespace infersim {
 
@@ -42,16 +45,27 @@ class KvBlockPool {
   // Pops the head of the free queue (free_blocks() >= 1) with count 1; the
   // block loses its identity if it had one (an eviction).
   std::uint32_t take();
+  // `n` takes in turn (free_blocks() >= n), their blocks appended to `out`: a
+  // prompt's blocks come in runs, and one call keeps the ring's head and the
+  // nodes at hand between them.
+  void take(std::uint32_t n, std::vector<std::uint32_t>& out);
   // Count + 1 of a cached block; out of the free queue if it was 0.
   void touch(std::uint32_t block);
   // Count - 1; at 0 the block joins the free queue, at the back if it carries
   // an identity (evicted last), else at the front (reused first).
   void release(std::uint32_t block);
-  // A hint that `block` is about to be touched or released.
-  void prefetch(std::uint32_t block) const { __builtin_prefetch(&node_[block]); }
+  // release() of each of `blocks`, the last one first (a request's blocks,
+  // section 4's order).
+  void release_reversed(std::span<const std::uint32_t> blocks);
   // Register: gives a held, anonymous block `identity` unless another block
   // holds it already (then false and the block stays anonymous).
   bool assign(std::uint32_t block, std::uint64_t identity);
+  // Register along a request's blocks: blocks[j] for j in [from, to), with
+  // the identities `id` walks from block `from`; a block cached already is
+  // passed over, and the positions j of those left anonymous are appended to
+  // `anonymous`. One group lookup serves the blocks of a group in turn.
+  void assign_run(std::span<const std::uint32_t> blocks, std::uint32_t from, std::uint32_t to,
+                  PromptBlocks::Cursor id, std::vector<std::uint32_t>& anonymous);
 
   // How many blocks share an id (Bh / B), as a hint for the map's groups;
   // it takes effect while no identity is held (the map's answers never
@@ -117,6 +131,8 @@ class KvBlockPool {
   std::uint32_t home(std::uint32_t tag) const { return (tag >> tag_shift_) & mask_; }
   void push_front(std::uint32_t block);
   void push_back(std::uint32_t block);
+  // A taken block's node: count 1, out of the queue, its identity lost.
+  void hand_out(Node& n);
   void make_room();
 
   std::uint32_t blocks_;

@@ -97,14 +97,7 @@ std::uint32_t ReplicaScheduler::front_hit(std::uint32_t slot) {
 }
 
 void ReplicaScheduler::release_blocks(BatchedRequest& r) {
-  // Last block first; a request's blocks lie anywhere in the pool, so their
-  // nodes are fetched a few ahead.
-  constexpr std::size_t kAhead = 8;
-  const std::size_t n = r.blocks.size();
-  for (std::size_t k = n; k > 0; --k) {
-    if (k > kAhead) pool_.prefetch(r.blocks[k - 1 - kAhead]);
-    pool_.release(r.blocks[k - 1]);
-  }
+  pool_.release_reversed(r.blocks);  // last block first
   r.blocks.clear();
   r.registered = 0;
   r.anonymous.clear();
@@ -126,12 +119,8 @@ void ReplicaScheduler::register_blocks(BatchedRequest& r, std::int64_t tokens) {
     r.anonymous.resize(kept);
   }
   if (r.registered < limit) {
-    auto id = r.prompt_blocks.cursor(r.registered);
-    for (std::uint32_t j = r.registered; j < limit; ++j, id.next()) {
-      const std::uint32_t b = r.blocks[j];
-      if (pool_.cached(b)) continue;
-      if (!pool_.assign(b, *id)) r.anonymous.push_back(j);
-    }
+    pool_.assign_run(r.blocks, r.registered, limit, r.prompt_blocks.cursor(r.registered),
+                     r.anonymous);
   }
   r.registered = std::max(r.registered, limit);
   r.anonymous_seen = pool_.evicted();
@@ -189,8 +178,7 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
       }
     }
     if (stopped) break;
-    for (std::int64_t k = 0; k < need; ++k)
-      r.blocks.push_back(pool_.take());
+    if (need > 0) pool_.take(static_cast<std::uint32_t>(need), r.blocks);
     register_blocks(r, r.computed + n);
     add_entry(r, n);
     budget -= n;
@@ -226,8 +214,7 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
       }
       front_blocks_.clear();
       front_slot_ = kNoSlot;
-      for (std::int64_t k = 0; k < fresh; ++k)
-        r.blocks.push_back(pool_.take());
+      if (fresh > 0) pool_.take(static_cast<std::uint32_t>(fresh), r.blocks);
       r.computed = transferred ? r.num_tokens - 1 : hit;
       r.registered = h;  // the hit blocks are cached already
       register_blocks(r, r.computed + n);

@@ -4,6 +4,7 @@
 
 #include "unit/inspectors.hpp"
 
+#include <random>
 #include <vector>
 
 namespace infersim {
@@ -197,6 +198,79 @@ TEST(KvBlockPool, TheMapAnswersTheSameForEveryGroupWidth) {
     // A freed identity can be given again.
     EXPECT_TRUE(pool.assign(held[0], ids[0]));
     EXPECT_EQ(pool.find(ids[0]), held[0]);
+  }
+}
+
+// The run operations (a prompt's blocks taken, registered and released
+// together) leave the pool as the single ones in turn do: the same blocks, in
+// the same free queue, with the same counts and identities, the same blocks
+// left anonymous, through evictions, touches and tombstones in the ring.
+TEST(KvBlockPool, RunsDoWhatTheirSingleOperationsDoInTurn) {
+  for (const std::uint32_t per_id : {1u, 4u, 32u, 100u}) {
+    SCOPED_TRACE(per_id);
+    constexpr std::uint32_t kBlocks = 97;
+    KvBlockPool runs(kBlocks), singles(kBlocks);
+    runs.fit_groups(per_id);
+    singles.fit_groups(per_id);
+    std::mt19937 random(per_id);
+    std::vector<std::vector<std::uint32_t>> held;  // the same in both pools
+    // Ids drawn from few, so that identities are held twice (blocks stay
+    // anonymous) and cached blocks are taken again (evictions).
+    std::vector<std::uint32_t> ids;
+    const std::uint32_t id_range = per_id == 1 ? 96 : 24;
+    for (int op = 0; op < 4000; ++op) {
+      const auto pick = random() % 3;
+      if (pick == 0 && runs.free_blocks() > 0) {
+        const std::uint32_t n = 1 + random() % std::min<std::uint32_t>(runs.free_blocks(), 20);
+        std::vector<std::uint32_t> a, b;
+        runs.take(n, a);
+        for (std::uint32_t k = 0; k < n; ++k)
+          b.push_back(singles.take());
+        ASSERT_EQ(a, b);
+        // Register them along a prompt of some of the ids, from a position on.
+        ids.clear();
+        for (std::uint32_t k = 0; k < n; ++k)
+          ids.push_back(random() % id_range);
+        const PromptBlocks prompt(ids, per_id * 16, std::int64_t{n} * 16, 16);
+        const std::uint32_t from = prompt.count() == 0 ? 0 : random() % (prompt.count() + 1);
+        std::vector<std::uint32_t> left_runs, left_singles;
+        if (from < prompt.count()) {
+          runs.assign_run(a, from, prompt.count(), prompt.cursor(from), left_runs);
+          for (std::uint32_t j = from; j < prompt.count(); ++j) {
+            if (singles.cached(b[j])) continue;
+            if (!singles.assign(b[j], prompt.identity(j))) left_singles.push_back(j);
+          }
+        }
+        ASSERT_EQ(left_runs, left_singles);
+        held.push_back(a);
+      } else if (pick == 1 && !held.empty()) {
+        const std::size_t h = random() % held.size();
+        runs.release_reversed(held[h]);
+        for (auto it = held[h].rbegin(); it != held[h].rend(); ++it)
+          singles.release(*it);
+        held.erase(held.begin() + static_cast<std::ptrdiff_t>(h));
+      } else if (pick == 2) {
+        // Touch a cached free block (a hit): a tombstone in the ring.
+        const std::uint64_t identity =
+            (std::uint64_t{random() % id_range} << 32) | (random() % per_id);
+        const std::uint32_t found = runs.find(identity);
+        ASSERT_EQ(found, singles.find(identity));
+        if (found != KvBlockPool::kNoBlock) {
+          runs.touch(found);
+          singles.touch(found);
+          held.push_back({found});
+        }
+      }
+      ASSERT_EQ(test::PoolInspector::free_queue(runs), test::PoolInspector::free_queue(singles));
+      ASSERT_EQ(runs.evicted(), singles.evicted());
+      ASSERT_EQ(runs.registrations(), singles.registrations());
+      for (std::uint32_t b = 0; b < kBlocks; ++b) {
+        ASSERT_EQ(test::PoolInspector::count(runs, b), test::PoolInspector::count(singles, b));
+        ASSERT_EQ(test::PoolInspector::identity(runs, b),
+                  test::PoolInspector::identity(singles, b));
+      }
+    }
+    EXPECT_GT(runs.evicted(), 100u);
   }
 }
 
