@@ -1,6 +1,7 @@
 #include "model/batching_server.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   replicas_.resize(count);
   links_.resize(count);
   step_end_.assign(count, kIdle);
+  ready_.assign((count + 63) / 64, 0);
   gone_.resize(classes_.size());
   next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
   desired_.resize(classes_.size());
@@ -84,6 +86,21 @@ std::uint32_t BatchingServer::provisioned_count() const {
   for (const Replica& r : replicas_)
     n += r.state != State::kAbsent;
   return n;
+}
+
+template <class Visit>
+void BatchingServer::for_each_ready(Visit visit) {
+  for (std::size_t w = 0; w < ready_.size(); ++w) {
+    for (std::uint64_t bits = ready_[w]; bits != 0; bits &= bits - 1) {
+      const auto bit = static_cast<unsigned>(std::countr_zero(bits));
+      const auto i = static_cast<std::uint32_t>(w * 64 + bit);
+      if (!ready(i)) {
+        ready_[w] &= ~(std::uint64_t{1} << bit);
+        continue;
+      }
+      if (!visit(i)) return;
+    }
+  }
 }
 
 void BatchingServer::begin_step(std::uint32_t replica, SimTime start, SimTime end) {
@@ -201,6 +218,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
 }
 
 void BatchingServer::join(ReplicaScheduler& replica, std::uint32_t slot) {
+  mark(replica.index());
   // With lockstep a replica may schedule only when none steps.
   const bool busy = knobs_.lockstep ? any_stepping() : !idle(replica.index());
   if (busy && knobs_.async_scheduling) {
@@ -239,6 +257,7 @@ void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
   r.transferred = true;
   join(*decode_active_[decode_router_.route(r, decode_active_)], slot);
   // Its blocks are free: the prefill replica may admit what waited for them.
+  mark(replica);
   if (idle(replica) && from.scheduler->has_work()) request_pass();
   if (from.state == State::kDraining && idle(replica) && holds_nothing(replica)) {
     make_absent(replica, now);
@@ -255,6 +274,7 @@ void BatchingServer::end_steps() {
     step_end_[i] = kIdle;
     --stepping_;
     ended = true;
+    mark(i);
     ReplicaScheduler& replica = *replicas_[i].scheduler;
     gaps_.clear();
     finished_.clear();
@@ -272,16 +292,16 @@ void BatchingServer::end_steps() {
     if (replicas_[i].state == State::kDraining && holds_nothing(i)) make_absent(i, now);
   }
   if (knobs_.async_scheduling && knobs_.lockstep && ended) {
-    for (Replica& replica : replicas_)
-      replica.scheduler->advance_pending();
-  }
-  if (knobs_.lockstep && any_stepping()) return;
-  for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
-    if (idle(i) && steps(i) && replicas_[i].scheduler->has_work()) {
-      request_pass();
-      break;
+    for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+      replicas_[i].scheduler->advance_pending();
+      mark(i);
     }
   }
+  if (knobs_.lockstep && any_stepping()) return;
+  for_each_ready([&](std::uint32_t) {
+    request_pass();
+    return false;
+  });
 }
 
 void BatchingServer::schedule_pass() {
@@ -290,13 +310,12 @@ void BatchingServer::schedule_pass() {
   passed_at_ = now;
   stalled_ = false;
   if (!knobs_.lockstep) {
-    for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
-      if (!idle(i) || !steps(i) || !replicas_[i].scheduler->has_work()) continue;
+    for_each_ready([&](std::uint32_t i) {
       ReplicaScheduler& replica = *replicas_[i].scheduler;
       StepRecord record;
       if (!replica.schedule(now, *context_, record)) {
-        stalled_ = true;
-        continue;
+        stalled_ = true;  // it stays marked
+        return true;
       }
       record.end = now + costs_[replicas_[i].cls].duration(work_of(record));
       begin_step(i, now, record.end);
@@ -305,7 +324,8 @@ void BatchingServer::schedule_pass() {
       context_->busy(replica.index(), now, record.end);
       context_->stepped(record);
       context_->schedule(record.end, Phase::kDeparture, kStepEnd, replica.index());
-    }
+      return true;
+    });
     return;
   }
   // Lockstep: only when no replica steps; every replica that forms a batch
@@ -370,6 +390,7 @@ void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
   r.active_from = context_->now();
   r.scheduler = make_scheduler(slot, classes_[r.cls]);
   links_[slot] = Link{};
+  mark(slot);
   rebuild_active();
   if (stalled_) request_pass();  // an instant of the run (section 13.7)
 }

@@ -151,6 +151,21 @@ class BatchingServer final : public ServerModel {
   // the scans at every step end and scheduling pass.
   static constexpr SimTime kIdle = SimTime::ns(-1);
   std::vector<SimTime> step_end_;
+  // The replicas that may be idle with work, a bit each: marked whenever one
+  // may become so (its step ends, a request joins it, its held blocks come
+  // free, it becomes active), unmarked when a scan finds it is not. A scan for
+  // the replicas to schedule reads the marked ones alone, in index order,
+  // where reading every replica at every step end cost more than the step.
+  std::vector<std::uint64_t> ready_;
+  void mark(std::uint32_t replica) { ready_[replica >> 6] |= std::uint64_t{1} << (replica & 63); }
+  // Idle with work, it may step now: every unmarked replica is not.
+  bool ready(std::uint32_t replica) const {
+    return idle(replica) && steps(replica) && replicas_[replica].scheduler->has_work();
+  }
+  // Calls visit(i) for each marked replica i in index order, unmarking those
+  // not ready; visit returns false to stop.
+  template <class Visit>
+  void for_each_ready(Visit visit);
   // The instants whose step ends were completed and whose pass is scheduled
   // (-1: none), so each happens once an instant.
   SimTime ends_done_at_ = SimTime::ns(-1);
