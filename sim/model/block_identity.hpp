@@ -45,6 +45,16 @@ class PromptBlocks {
         ++id_;
       }
     }
+    // The blocks from here to the end of this id, this one included.
+    std::uint32_t left_in_id() const { return per_id_ - sub_; }
+    // `n` next()s, n <= left_in_id().
+    void skip(std::uint32_t n) {
+      sub_ += n;
+      if (sub_ == per_id_) {
+        sub_ = 0;
+        ++id_;
+      }
+    }
 
    private:
     friend class PromptBlocks;

@@ -144,29 +144,33 @@ bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
 void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_t from,
                              std::uint32_t to, PromptBlocks::Cursor id,
                              std::vector<std::uint32_t>& anonymous) {
-  const std::uint32_t sub_mask = (1u << width_shift_) - 1;
-  std::uint64_t key = kNoIdentity;
-  std::uint32_t g = kNoGroup;
-  for (std::uint32_t j = from; j < to; ++j, id.next()) {
-    const std::uint32_t b = blocks[j];
-    Node& n = node_[b];
-    if (n.slot != kNoSlot) continue;  // cached already
+  // A group at a time: the blocks from j whose identities share its key (one
+  // id, subs up to the group's end) are assigned with one lookup, the group
+  // added only when one of them is assigned (as assign() would).
+  const std::uint32_t width = 1u << width_shift_;
+  for (std::uint32_t j = from; j < to;) {
     const std::uint64_t identity = *id;
-    if (group_key(identity) != key) {
-      key = group_key(identity);
-      g = group_of(key);
+    const auto sub = static_cast<std::uint32_t>(identity) & (width - 1);
+    const std::uint32_t run = std::min({to - j, id.left_in_id(), width - sub});
+    const std::uint64_t key = group_key(identity);
+    std::uint32_t g = group_of(key);
+    for (std::uint32_t k = 0; k < run; ++k) {
+      const std::uint32_t b = blocks[j + k];
+      Node& n = node_[b];
+      if (n.slot != kNoSlot) continue;  // cached already
       if (g == kNoGroup) g = add_group(key);
+      const std::uint32_t slot = (g << width_shift_) | (sub + k);
+      if (group_block_[slot] != kNoBlock) {
+        anonymous.push_back(j + k);
+        continue;
+      }
+      group_block_[slot] = b;
+      ++group_count_[g];
+      n.slot = slot;
+      ++registrations_;
     }
-    const std::uint32_t slot =
-        (g << width_shift_) | (static_cast<std::uint32_t>(identity) & sub_mask);
-    if (group_block_[slot] != kNoBlock) {
-      anonymous.push_back(j);
-      continue;
-    }
-    group_block_[slot] = b;
-    ++group_count_[g];
-    n.slot = slot;
-    ++registrations_;
+    j += run;
+    id.skip(run);
   }
 }
 
@@ -219,21 +223,43 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
   assert(free_ >= n);
   const std::size_t first = out.size();
   out.resize(first + n);
-  // The head in a register across the run: nothing a take calls moves it.
+  std::uint32_t* const to = out.data() + first;
+  // The ring, the nodes, the head and the map's block slots in registers
+  // across the run (nothing a take does moves them; remove_group neither):
+  // what take() does, without reloading them at every block.
+  const std::uint32_t* const ring = ring_.data();
+  const std::uint64_t mask = ring_mask_;
+  Node* const node = node_.data();
+  std::uint32_t* const group_block = group_block_.data();
   std::uint64_t head = head_;
+  std::uint64_t evicted = 0;
   for (std::uint32_t k = 0; k < n; ++k) {
-    std::uint32_t b = ring_[head & ring_mask_];
-    while (!queued_at(b, head))  // a tombstone
-      b = ring_[++head & ring_mask_];
+    std::uint32_t b = ring[head & mask];
+    while (node[b].place != static_cast<std::uint32_t>(head & mask))  // a tombstone
+      b = ring[++head & mask];
     ++head;
     // The run's nodes lie anywhere in the pool: fetch one a few places on.
     constexpr std::uint64_t kAhead = 8;
-    __builtin_prefetch(&node_[ring_[(head + kAhead) & ring_mask_]]);
-    hand_out(node_[b]);
-    out[first + k] = b;
+    __builtin_prefetch(&node[ring[(head + kAhead) & mask]]);
+    Node& nd = node[b];
+    nd.place = kNotQueued;
+    nd.count = 1;
+    if (nd.watched != 0) {
+      watched_free_ -= nd.watched;
+      if (nd.slot != kNoSlot) watched_evicted_ = true;
+    }
+    if (nd.slot != kNoSlot) {
+      group_block[nd.slot] = kNoBlock;
+      const std::uint32_t g = nd.slot >> width_shift_;
+      if (--group_count_[g] == 0) remove_group(g);
+      nd.slot = kNoSlot;
+      ++evicted;
+    }
+    to[k] = b;
   }
   head_ = head;
   free_ -= n;
+  evicted_ += evicted;
 }
 
 void KvBlockPool::hand_out(Node& n) {
@@ -275,13 +301,43 @@ void KvBlockPool::release(std::uint32_t block) {
 }
 
 void KvBlockPool::release_reversed(std::span<const std::uint32_t> blocks) {
-  // A request's blocks lie anywhere in the pool: their nodes are fetched a few
-  // ahead.
+  // release() of each, with the ring's ends and the nodes in registers (written
+  // back around the rare make_room). A request's blocks lie anywhere in the
+  // pool: their nodes are fetched a few ahead.
   constexpr std::size_t kAhead = 8;
+  Node* const node = node_.data();
+  std::uint32_t* ring = ring_.data();
+  std::uint64_t mask = ring_mask_;
+  std::uint64_t head = head_, tail = tail_;
+  std::uint32_t freed = 0, watched = 0;
   for (std::size_t k = blocks.size(); k > 0; --k) {
-    if (k > kAhead) __builtin_prefetch(&node_[blocks[k - 1 - kAhead]]);
-    release(blocks[k - 1]);
+    if (k > kAhead) __builtin_prefetch(&node[blocks[k - 1 - kAhead]]);
+    const std::uint32_t b = blocks[k - 1];
+    Node& n = node[b];
+    assert(n.count > 0);
+    if (--n.count != 0) continue;
+    if (tail - head == mask + 1) {
+      head_ = head;
+      tail_ = tail;
+      free_ += freed;
+      freed = 0;
+      make_room();
+      ring = ring_.data();
+      mask = ring_mask_;
+      head = head_;
+      tail = tail_;
+    }
+    // At the back if it carries an identity (evicted last), else at the front.
+    const std::uint64_t place = n.slot != kNoSlot ? tail++ : --head;
+    ring[place & mask] = b;
+    n.place = static_cast<std::uint32_t>(place & mask);
+    ++freed;
+    watched += n.watched;
   }
+  head_ = head;
+  tail_ = tail;
+  free_ += freed;
+  watched_free_ += watched;
 }
 
 void KvBlockPool::watch(std::uint32_t block) {
