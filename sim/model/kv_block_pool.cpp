@@ -146,32 +146,44 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
                              std::vector<std::uint32_t>& anonymous) {
   // A group at a time: the blocks from j whose identities share its key (one
   // id, subs up to the group's end) are assigned with one lookup, the group
-  // added only when one of them is assigned (as assign() would).
-  const std::uint32_t width = 1u << width_shift_;
+  // added only when one of them is assigned (as assign() would). The group's
+  // slots and count in registers while it is filled (add_group may move the
+  // arrays; nothing else here does).
+  const unsigned width_shift = width_shift_;
+  const std::uint32_t width = 1u << width_shift;
+  Node* const node = node_.data();
+  std::uint64_t registrations = 0;
   for (std::uint32_t j = from; j < to;) {
     const std::uint64_t identity = *id;
     const auto sub = static_cast<std::uint32_t>(identity) & (width - 1);
     const std::uint32_t run = std::min({to - j, id.left_in_id(), width - sub});
     const std::uint64_t key = group_key(identity);
     std::uint32_t g = group_of(key);
+    std::uint32_t* slots =
+        g == kNoGroup ? nullptr : group_block_.data() + (std::size_t{g} << width_shift);
+    std::uint32_t added = 0;
     for (std::uint32_t k = 0; k < run; ++k) {
       const std::uint32_t b = blocks[j + k];
-      Node& n = node_[b];
+      Node& n = node[b];
       if (n.slot != kNoSlot) continue;  // cached already
-      if (g == kNoGroup) g = add_group(key);
-      const std::uint32_t slot = (g << width_shift_) | (sub + k);
-      if (group_block_[slot] != kNoBlock) {
+      if (slots == nullptr) {
+        g = add_group(key);
+        slots = group_block_.data() + (std::size_t{g} << width_shift);
+      }
+      if (slots[sub + k] != kNoBlock) {
         anonymous.push_back(j + k);
         continue;
       }
-      group_block_[slot] = b;
-      ++group_count_[g];
-      n.slot = slot;
-      ++registrations_;
+      slots[sub + k] = b;
+      n.slot = (g << width_shift) | (sub + k);
+      ++added;
     }
+    if (added != 0) group_count_[g] += added;
+    registrations += added;
     j += run;
     id.skip(run);
   }
+  registrations_ += registrations;
 }
 
 void KvBlockPool::push_back(std::uint32_t block) {
@@ -224,15 +236,20 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
   const std::size_t first = out.size();
   out.resize(first + n);
   std::uint32_t* const to = out.data() + first;
-  // The ring, the nodes, the head and the map's block slots in registers
-  // across the run (nothing a take does moves them; remove_group neither):
-  // what take() does, without reloading them at every block.
+  // What take() does, with the pool's arrays, the head and the sums in
+  // registers across the run (nothing here moves the arrays: remove_group
+  // neither) rather than reloaded at every block, which a store to a node
+  // forces on members.
   const std::uint32_t* const ring = ring_.data();
   const std::uint64_t mask = ring_mask_;
   Node* const node = node_.data();
   std::uint32_t* const group_block = group_block_.data();
+  std::uint32_t* const group_count = group_count_.data();
+  const unsigned width_shift = width_shift_;
   std::uint64_t head = head_;
   std::uint64_t evicted = 0;
+  std::uint32_t watched = 0;
+  bool watched_evicted = false;
   for (std::uint32_t k = 0; k < n; ++k) {
     std::uint32_t b = ring[head & mask];
     while (node[b].place != static_cast<std::uint32_t>(head & mask))  // a tombstone
@@ -244,14 +261,15 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
     Node& nd = node[b];
     nd.place = kNotQueued;
     nd.count = 1;
+    const std::uint32_t slot = nd.slot;
     if (nd.watched != 0) {
-      watched_free_ -= nd.watched;
-      if (nd.slot != kNoSlot) watched_evicted_ = true;
+      watched += nd.watched;
+      watched_evicted = watched_evicted || slot != kNoSlot;
     }
-    if (nd.slot != kNoSlot) {
-      group_block[nd.slot] = kNoBlock;
-      const std::uint32_t g = nd.slot >> width_shift_;
-      if (--group_count_[g] == 0) remove_group(g);
+    if (slot != kNoSlot) {
+      group_block[slot] = kNoBlock;
+      const std::uint32_t g = slot >> width_shift;
+      if (--group_count[g] == 0) remove_group(g);
       nd.slot = kNoSlot;
       ++evicted;
     }
@@ -260,6 +278,8 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
   head_ = head;
   free_ -= n;
   evicted_ += evicted;
+  watched_free_ -= watched;
+  watched_evicted_ = watched_evicted_ || watched_evicted;
 }
 
 void KvBlockPool::hand_out(Node& n) {
