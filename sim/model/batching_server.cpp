@@ -264,32 +264,44 @@ void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
   }
 }
 
+void BatchingServer::end_step(std::uint32_t i, SimTime now) {
+  step_end_[i] = kIdle;
+  --stepping_;
+  mark(i);
+  ReplicaScheduler& replica = *replicas_[i].scheduler;
+  gaps_.clear();
+  finished_.clear();
+  handed_.clear();
+  replica.complete(now, *context_, gaps_, finished_, handed_);
+  if (!gaps_.empty()) context_->token_gaps(gaps_);
+  for (const std::uint32_t slot : handed_)
+    queue_transfer(i, slot, now);
+  for (const std::uint32_t slot : finished_) {
+    served_tokens_ += static_cast<double>(requests_[slot].prompt + requests_[slot].output);
+    release_slot(slot);
+  }
+  if (knobs_.async_scheduling && !knobs_.lockstep) replica.advance_pending();
+  // A draining replica that holds nothing more goes (section 11).
+  if (replicas_[i].state == State::kDraining && holds_nothing(i)) make_absent(i, now);
+}
+
 void BatchingServer::end_steps() {
   const SimTime now = context_->now();
   if (ends_done_at_ == now) return;  // the first end event of an instant did them all
   ends_done_at_ = now;
   bool ended = false;
-  for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
-    if (step_end_[i] != now) continue;
-    step_end_[i] = kIdle;
-    --stepping_;
-    ended = true;
-    mark(i);
-    ReplicaScheduler& replica = *replicas_[i].scheduler;
-    gaps_.clear();
-    finished_.clear();
-    handed_.clear();
-    replica.complete(now, *context_, gaps_, finished_, handed_);
-    if (!gaps_.empty()) context_->token_gaps(gaps_);
-    for (const std::uint32_t slot : handed_)
-      queue_transfer(i, slot, now);
-    for (const std::uint32_t slot : finished_) {
-      served_tokens_ += static_cast<double>(requests_[slot].prompt + requests_[slot].output);
-      release_slot(slot);
+  // The replicas whose step ends now, 64 at a time, found without a branch a
+  // replica (which one ends is as good as random: such a branch missed at
+  // nearly every step end), then taken in index order.
+  for (std::size_t base = 0; base < step_end_.size(); base += 64) {
+    const std::size_t last = std::min<std::size_t>(step_end_.size(), base + 64);
+    std::uint64_t ending = 0;
+    for (std::size_t i = base; i < last; ++i)
+      ending |= std::uint64_t{step_end_[i] == now} << (i - base);
+    for (; ending != 0; ending &= ending - 1) {
+      end_step(static_cast<std::uint32_t>(base + std::countr_zero(ending)), now);
+      ended = true;
     }
-    if (knobs_.async_scheduling && !knobs_.lockstep) replica.advance_pending();
-    // A draining replica that holds nothing more goes (section 11).
-    if (replicas_[i].state == State::kDraining && holds_nothing(i)) make_absent(i, now);
   }
   if (knobs_.async_scheduling && knobs_.lockstep && ended) {
     for (std::uint32_t i = 0; i < replicas_.size(); ++i) {

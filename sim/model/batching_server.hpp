@@ -94,6 +94,7 @@ class BatchingServer final : public ServerModel {
     return replicas_[replica].scheduler->requests() == 0 && links_[replica].queued == 0;
   }
   void end_steps();
+  void end_step(std::uint32_t replica, SimTime now);  // its step ends now
   void schedule_pass();
   void request_pass();
   void release_slot(std::uint32_t slot);
