@@ -69,8 +69,21 @@ void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw:
 void TimeSeriesCollector::on_busy(std::uint32_t unit, SimTime from, SimTime to) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   const std::int64_t a = from.count_ns(), b = to.count_ns();
+  if (b > a && a >= 0) {
+    const std::size_t j = slice_of(a);
+    if (j < kMaxSlices && slice_of(b) == j) {
+      // Within one slice, the usual case: what the loops below add, at once.
+      if (!unit_dynamic_w_.empty()) {
+        const double w = unit_dynamic_w_.at(unit);
+        if (dynamic_ws_.size() <= j) dynamic_ws_.resize(j + 1, 0.0);
+        dynamic_ws_[j] += w * static_cast<double>(b - a);
+      }
+      raw(j).busy_ns += b - a;
+      return;
+    }
+  }
   if (!unit_dynamic_w_.empty() && b > a) {
-    // A fleet's busy energy, slice by slice (a step rarely spans two).
+    // A fleet's busy energy, slice by slice.
     const std::int64_t s = slice_.count_ns();
     const double w = unit_dynamic_w_.at(unit);
     for (std::int64_t j = a / s; j * s < b; ++j) {
@@ -78,13 +91,6 @@ void TimeSeriesCollector::on_busy(std::uint32_t unit, SimTime from, SimTime to) 
       const auto k = static_cast<std::size_t>(std::min<std::int64_t>(j, kMaxSlices));
       if (dynamic_ws_.size() <= k) dynamic_ws_.resize(k + 1, 0.0);
       dynamic_ws_[k] += w * static_cast<double>(hi - lo);
-    }
-  }
-  if (b > a) {
-    const std::size_t j = slice_of(a);
-    if (slice_of(b) == j) {
-      raw(j).busy_ns += b - a;  // within one slice, the usual case
-      return;
     }
   }
   occupy(a, b, &Raw::busy_ns, &Raw::busy_whole);
