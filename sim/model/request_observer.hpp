@@ -56,6 +56,11 @@ class ServerObserver {
   virtual void on_busy(std::uint32_t /*unit*/, SimTime /*from*/, SimTime /*to*/) {}
   virtual void on_step(const StepRecord& /*step*/) {}
   virtual void on_token_gaps(std::span<const Duration> /*gaps*/) {}
+  // The reports it reads, a bit each: the simulation calls it for those alone
+  // (a step is a few hundred instructions; a call to every observer for each
+  // of its three reports added a good part of that). Every one by default.
+  static constexpr unsigned kBusy = 1, kSteps = 2, kTokenGaps = 4;
+  virtual unsigned reads() const { return kBusy | kSteps | kTokenGaps; }
 };
 
 }  // namespace infersim

@@ -116,18 +116,25 @@ void Simulation::rejected(std::uint64_t id, SimTime at) {
   if (id == delivered_) deliver();
 }
 
+void Simulation::add_server_observer(ServerObserver& observer) {
+  const unsigned reads = observer.reads();
+  if (reads & ServerObserver::kBusy) busy_observers_.push_back(&observer);
+  if (reads & ServerObserver::kSteps) step_observers_.push_back(&observer);
+  if (reads & ServerObserver::kTokenGaps) gap_observers_.push_back(&observer);
+}
+
 void Simulation::busy(std::uint32_t unit, SimTime from, SimTime to) {
-  for (ServerObserver* observer : server_observers_)
+  for (ServerObserver* observer : busy_observers_)
     observer->on_busy(unit, from, to);
 }
 
 void Simulation::stepped(const StepRecord& step) {
-  for (ServerObserver* observer : server_observers_)
+  for (ServerObserver* observer : step_observers_)
     observer->on_step(step);
 }
 
 void Simulation::token_gaps(std::span<const Duration> gaps) {
-  for (ServerObserver* observer : server_observers_)
+  for (ServerObserver* observer : gap_observers_)
     observer->on_token_gaps(gaps);
 }
 

@@ -27,7 +27,8 @@ class Simulation : private ServerContext {
   Simulation& operator=(const Simulation&) = delete;
 
   void add_observer(RequestObserver& observer) { observers_.push_back(&observer); }
-  void add_server_observer(ServerObserver& observer) { server_observers_.push_back(&observer); }
+  // Called for the reports it reads (ServerObserver::reads).
+  void add_server_observer(ServerObserver& observer);
   // Runs every request to its outcome. Throws std::logic_error when the server
   // leaves a request neither finished nor rejected.
   void run();
@@ -75,7 +76,8 @@ class Simulation : private ServerContext {
   const NetworkPath& network_;
   ServerModel& server_;
   std::vector<RequestObserver*> observers_;
-  std::vector<ServerObserver*> server_observers_;
+  // The server observers that read each report.
+  std::vector<ServerObserver*> busy_observers_, step_observers_, gap_observers_;
   // Requests from the oldest undelivered (id delivered_) to the last issued
   // (id issued_ - 1), request id in slot id mod the ring's size (a power of
   // two, doubled when full): what is held follows the requests in flight,

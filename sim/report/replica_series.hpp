@@ -37,6 +37,7 @@ class ReplicaSeriesCollector : public ServerObserver {
 
   ReplicaSeriesCollector(Duration slice, std::uint32_t replicas);
   void on_step(const StepRecord& step) override;
+  unsigned reads() const override { return kSteps; }
   // The series up to `end` (its last slice cut there).
   ReplicaSeries finish(SimTime end);
 

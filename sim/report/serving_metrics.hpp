@@ -81,6 +81,7 @@ class ServingMetrics : public RequestObserver, public ServerObserver {
   // A rejected request has no latency: it is left out of every figure.
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
   void on_token_gaps(std::span<const Duration> gaps) override;
+  unsigned reads() const override { return kTokenGaps; }
   // Room for this many token gaps, taken before the run (a few million on a
   // long trace: one allocation, on huge pages where the kernel gives them).
   void reserve_token_gaps(std::size_t gaps);

@@ -98,6 +98,7 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   void on_request(std::uint64_t id, const Request& request, const RequestOutcome& outcome) override;
   void on_busy(std::uint32_t unit, SimTime from, SimTime to) override;
   void on_step(const StepRecord& step) override;
+  unsigned reads() const override { return kBusy | kSteps; }
   // The slices from 0 to end = max(run_length, last response): ceil(end / S)
   // of them (one when end is 0), the last one ending at `end` and also holding
   // what happens at `end` exactly. Throws InputError naming

@@ -33,6 +33,7 @@ class StepRecorder : public ServerObserver {
  public:
   explicit StepRecorder(std::vector<StepRecord>& steps) : steps_(steps) {}
   void on_step(const StepRecord& step) override { steps_.push_back(step); }
+  unsigned reads() const override { return kSteps; }
 
  private:
   std::vector<StepRecord>& steps_;
