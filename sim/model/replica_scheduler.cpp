@@ -103,12 +103,7 @@ void ReplicaScheduler::release_blocks(BatchedRequest& r) {
   r.anonymous.clear();
 }
 
-void ReplicaScheduler::register_blocks(BatchedRequest& r, std::int64_t tokens) {
-  // Past its prompt's identities with none left anonymous (most calls: a
-  // decode), there is nothing to do.
-  if (!prefix_caching_ || (r.registered == r.prompt_blocks.count() && r.anonymous.empty())) {
-    return;
-  }
+void ReplicaScheduler::register_more(BatchedRequest& r, std::int64_t tokens) {
   const auto limit = static_cast<std::uint32_t>(
       std::min<std::int64_t>(tokens / block_tokens_, r.prompt_blocks.count()));
   if (!r.anonymous.empty() && r.anonymous_seen != pool_.evicted()) {

@@ -116,7 +116,15 @@ class ReplicaScheduler {
   }
   void preempt_last();
   void release_blocks(BatchedRequest& r);
-  void register_blocks(BatchedRequest& r, std::int64_t tokens);
+  // Register (section 4) of r's blocks as its computed tokens reach `tokens`.
+  // Past its prompt's identities with none left anonymous (most calls: a
+  // decode), there is nothing to do: that test inline, the work out of line.
+  void register_blocks(BatchedRequest& r, std::int64_t tokens) {
+    if (prefix_caching_ && (r.registered != r.prompt_blocks.count() || !r.anonymous.empty())) {
+      register_more(r, tokens);
+    }
+  }
+  void register_more(BatchedRequest& r, std::int64_t tokens);
   std::uint32_t front_hit(std::uint32_t slot);
   void drop_front_hit();
 
