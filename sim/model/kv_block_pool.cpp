@@ -61,7 +61,7 @@ std::uint32_t KvBlockPool::add_group(std::uint64_t key) {
   if (spare_groups_.empty()) {
     g = static_cast<std::uint32_t>(group_key_.size());
     group_key_.push_back(key);
-    group_count_.push_back(0);
+    group_state_.emplace_back();
     group_block_.resize(group_block_.size() + (std::size_t{1} << width_shift_), kNoBlock);
   } else {
     g = spare_groups_.back();
@@ -72,6 +72,7 @@ std::uint32_t KvBlockPool::add_group(std::uint64_t key) {
   // as small as they allow (a table for K groups would miss the cache).
   if (++live_groups_ * std::size_t{2} > table_.size()) resize_table(table_.size() * 2);
   const std::uint32_t tag = tag_of(key);
+  group_state_[g].tag = tag;
   std::uint32_t i = home(tag);
   while (table_[i] != kEmpty)
     i = (i + 1) & mask_;
@@ -82,7 +83,7 @@ std::uint32_t KvBlockPool::add_group(std::uint64_t key) {
 }
 
 void KvBlockPool::remove_group(std::uint32_t group) {
-  const std::uint32_t tag = tag_of(group_key_[group]);
+  const std::uint32_t tag = group_state_[group].tag;
   const std::uint64_t entry = (std::uint64_t{tag} << 32) | group;
   std::uint32_t hole = home(tag);
   while (table_[hole] != entry)
@@ -114,7 +115,7 @@ void KvBlockPool::fit_groups(std::uint32_t blocks_per_id) {
           : static_cast<unsigned>(std::bit_width(std::max<std::uint32_t>(blocks_per_id, 1) - 1));
   group_block_.clear();
   group_key_.clear();
-  group_count_.clear();
+  group_state_.clear();
   spare_groups_.clear();
   last_key_ = kNoIdentity;
 }
@@ -135,7 +136,7 @@ bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
   const std::uint32_t slot = (g << width_shift_) | sub;
   if (group_block_[slot] != kNoBlock) return false;
   group_block_[slot] = block;
-  ++group_count_[g];
+  ++group_state_[g].count;
   node_[block].slot = slot;
   ++registrations_;
   return true;
@@ -178,7 +179,7 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
       n.slot = (g << width_shift) | (sub + k);
       ++added;
     }
-    if (added != 0) group_count_[g] += added;
+    if (added != 0) group_state_[g].count += added;
     registrations += added;
     j += run;
     id.skip(run);
@@ -244,7 +245,7 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
   const std::uint64_t mask = ring_mask_;
   Node* const node = node_.data();
   std::uint32_t* const group_block = group_block_.data();
-  std::uint32_t* const group_count = group_count_.data();
+  GroupState* const group_state = group_state_.data();
   const unsigned width_shift = width_shift_;
   std::uint64_t head = head_;
   std::uint64_t evicted = 0;
@@ -269,7 +270,7 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
     if (slot != kNoSlot) {
       group_block[slot] = kNoBlock;
       const std::uint32_t g = slot >> width_shift;
-      if (--group_count[g] == 0) remove_group(g);
+      if (--group_state[g].count == 0) remove_group(g);
       nd.slot = kNoSlot;
       ++evicted;
     }
@@ -292,7 +293,7 @@ void KvBlockPool::hand_out(Node& n) {
   if (n.slot != kNoSlot) {
     group_block_[n.slot] = kNoBlock;
     const std::uint32_t g = n.slot >> width_shift_;
-    if (--group_count_[g] == 0) remove_group(g);
+    if (--group_state_[g].count == 0) remove_group(g);
     n.slot = kNoSlot;
     ++evicted_;
   }

@@ -159,7 +159,14 @@ class KvBlockPool {
   std::uint32_t fitted_for_ = 32;
   std::vector<std::uint32_t> group_block_;  // W a group: the block of each sub, or kNoBlock
   std::vector<std::uint64_t> group_key_;
-  std::vector<std::uint32_t> group_count_;  // cached blocks in the group
+  // A group's cached blocks and its key's tag side by side: the eviction
+  // that empties a group has its count in hand, and its tag with it, where
+  // hashing its key again waited on a second cache miss.
+  struct GroupState {
+    std::uint32_t count = 0;
+    std::uint32_t tag = 0;
+  };
+  std::vector<GroupState> group_state_;
   std::vector<std::uint32_t> spare_groups_;
   std::uint32_t live_groups_ = 0;
   // The group table: open addressing with linear probing, at most half full
