@@ -159,10 +159,11 @@ void BatchingServer::accept(std::uint64_t id, const Request& request, SimTime se
 }
 
 void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
+  now_ = context_->now();
   // A replica that formed an empty batch tries again at (3) of the next
   // instant of the run (section 13.7): before an evaluation due now, after
   // anything else.
-  if (stalled_ && kind == kEvaluate && passed_at_ != context_->now()) schedule_pass();
+  if (stalled_ && kind == kEvaluate && passed_at_ != now_) schedule_pass();
   switch (kind) {
     case kArrive:
       arrive(static_cast<std::uint32_t>(subject));
@@ -193,7 +194,7 @@ void BatchingServer::release_slot(std::uint32_t slot) {
 }
 
 void BatchingServer::request_pass() {
-  const SimTime now = context_->now();
+  const SimTime now = now_;
   // One pass an instant: scheduled, or run already.
   if (pass_at_ == now || passed_at_ == now) return;
   // The pass comes after every step end and arrival of the instant (section
@@ -210,7 +211,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
   const BatchedRequest& r = requests_[slot];
   if (r.prompt + r.output > model_len_) {
     ++rejected_;
-    context_->rejected(r.id, context_->now());
+    context_->rejected(r.id, now_);
     release_slot(slot);
     return;
   }
@@ -247,7 +248,7 @@ void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, S
 }
 
 void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
-  const SimTime now = context_->now();
+  const SimTime now = now_;
   Replica& from = replicas_[replica];
   from.scheduler->release_handed(slot);
   --links_[replica].queued;
@@ -286,7 +287,7 @@ void BatchingServer::end_step(std::uint32_t i, SimTime now) {
 }
 
 void BatchingServer::end_steps() {
-  const SimTime now = context_->now();
+  const SimTime now = now_;
   if (ends_done_at_ == now) return;  // the first end event of an instant did them all
   ends_done_at_ = now;
   bool ended = false;
@@ -317,7 +318,7 @@ void BatchingServer::end_steps() {
 }
 
 void BatchingServer::schedule_pass() {
-  const SimTime now = context_->now();
+  const SimTime now = now_;
   pass_at_ = SimTime::ns(-1);
   passed_at_ = now;
   stalled_ = false;
@@ -399,7 +400,7 @@ void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
   Replica& r = replicas_[slot];
   if (r.state != State::kStarting || r.generation != generation) return;  // it went first
   r.state = State::kActive;
-  r.active_from = context_->now();
+  r.active_from = now_;
   r.scheduler = make_scheduler(slot, classes_[r.cls]);
   links_[slot] = Link{};
   mark(slot);
@@ -437,7 +438,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
 }
 
 void BatchingServer::evaluate() {
-  const SimTime now = context_->now();
+  const SimTime now = now_;
   // Evaluations go on while some request is still to reach the server or
   // unfinished (section 13.2).
   const bool in_flight = requests_.size() > free_slots_.size();

@@ -147,6 +147,10 @@ class BatchingServer final : public ServerModel {
   // instant of the run (section 13.7). The last instant a pass ran.
   bool stalled_ = false;
   SimTime passed_at_ = SimTime::ns(-1);
+  // The instant of the event in hand: handle() sets it, and everything that
+  // reads the clock runs within handle() (a call to the context a read cost a
+  // good part of a step's small work).
+  SimTime now_ = SimTime::zero();
   std::uint32_t stepping_ = 0;  // replicas stepping now
   // Each replica's step end, kIdle when it is not stepping: side by side, for
   // the scans at every step end and scheduling pass.
