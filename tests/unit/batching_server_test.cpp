@@ -20,6 +20,10 @@
 #include <pcg_random.hpp>
 
 #include "model/edge_server.hpp"
+#include "model/simulation.hpp"
+#include "scenario/scenario.hpp"
+#include "test_support.hpp"
+#include "trace/azure_csv_reader.hpp"
 #include "unit/server_harness.hpp"
 
 namespace infersim {
@@ -687,6 +691,45 @@ TEST(BatchingServer, OneSequenceAtATimeIsTheEdgeServersOneCore) {
               a.start + Duration::from_seconds((r.context_tokens * 12 + 2000) / 50000))
         << i;
   }
+}
+
+// The simulation calls a server observer for the reports it reads
+// (ServerObserver::reads) and for no other; one that reads them all (the
+// default) sees every step's busy span, every step and every token gap.
+TEST(BatchingServer, TheSimulationCallsEachServerObserverForWhatItReads) {
+  struct Counter : ServerObserver {
+    explicit Counter(unsigned which) : which(which) {}
+    void on_busy(std::uint32_t, SimTime, SimTime) override { ++busy; }
+    void on_step(const StepRecord&) override { ++steps; }
+    void on_token_gaps(std::span<const Duration> gaps) override { this->gaps += gaps.size(); }
+    unsigned reads() const override { return which; }
+    unsigned which;
+    std::uint64_t busy = 0, steps = 0, gaps = 0;
+  };
+  Settings settings;
+  settings.devices = 3;
+  const Trace trace = read_azure_csv(test::seed_trace());
+  const GeneratedRequests generated = generate_recorded(settings, trace);
+  DeviceFleet fleet(settings.devices);
+  const NetworkPath network(settings.hops);
+  BatchingServer server(BatchingKnobs{});
+  Simulation simulation(generated.tasks, fleet, network, server);
+  Counter all(ServerObserver::kBusy | ServerObserver::kSteps | ServerObserver::kTokenGaps);
+  Counter steps(ServerObserver::kSteps), gaps(ServerObserver::kTokenGaps);
+  Counter busy_and_gaps(ServerObserver::kBusy | ServerObserver::kTokenGaps);
+  for (Counter* c : {&all, &steps, &gaps, &busy_and_gaps})
+    simulation.add_server_observer(*c);
+  simulation.run();
+  ASSERT_GT(all.steps, 0u);
+  ASSERT_GT(all.gaps, 0u);
+  EXPECT_EQ(all.busy, all.steps);  // a step a busy span
+  EXPECT_EQ(steps.steps, all.steps);
+  EXPECT_EQ(steps.busy + steps.gaps, 0u);
+  EXPECT_EQ(gaps.gaps, all.gaps);
+  EXPECT_EQ(gaps.busy + gaps.steps, 0u);
+  EXPECT_EQ(busy_and_gaps.busy, all.busy);
+  EXPECT_EQ(busy_and_gaps.gaps, all.gaps);
+  EXPECT_EQ(busy_and_gaps.steps, 0u);
 }
 
 }  // namespace
