@@ -194,13 +194,6 @@ void KvBlockPool::push_back(std::uint32_t block) {
   ++free_;
 }
 
-void KvBlockPool::push_front(std::uint32_t block) {
-  if (tail_ - head_ == ring_.size()) make_room();
-  ring_[--head_ & ring_mask_] = block;
-  node_[block].place = static_cast<std::uint32_t>(head_ & ring_mask_);
-  ++free_;
-}
-
 void KvBlockPool::make_room() {
   // The queue's blocks, in order, renumbered from head_; twice the ring when
   // they fill more than half of it (so a compaction frees at least half).
@@ -222,25 +215,23 @@ void KvBlockPool::make_room() {
 }
 
 std::uint32_t KvBlockPool::take() {
-  assert(free_ > 0);
-  std::uint32_t b = ring_[head_ & ring_mask_];
-  while (!queued_at(b, head_))  // a tombstone
-    b = ring_[++head_ & ring_mask_];
-  ++head_;
-  --free_;
-  hand_out(node_[b]);
+  std::uint32_t b;
+  take_into(1, &b);
   return b;
 }
 
 void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
-  assert(free_ >= n);
   const std::size_t first = out.size();
   out.resize(first + n);
-  std::uint32_t* const to = out.data() + first;
-  // What take() does, with the pool's arrays, the head and the sums in
-  // registers across the run (nothing here moves the arrays: remove_group
-  // neither) rather than reloaded at every block, which a store to a node
-  // forces on members.
+  take_into(n, out.data() + first);
+}
+
+void KvBlockPool::take_into(std::uint32_t n, std::uint32_t* to) {
+  assert(free_ >= n);
+  // Each take pops the head of the queue, skipping tombstones. The pool's
+  // arrays, the head and the sums stay in registers across a run (nothing here
+  // moves the arrays: remove_group neither) rather than being reloaded at
+  // every block, which a store to a node forces on members.
   const std::uint32_t* const ring = ring_.data();
   const std::uint64_t mask = ring_mask_;
   Node* const node = node_.data();
@@ -283,22 +274,6 @@ void KvBlockPool::take(std::uint32_t n, std::vector<std::uint32_t>& out) {
   watched_evicted_ = watched_evicted_ || watched_evicted;
 }
 
-void KvBlockPool::hand_out(Node& n) {
-  n.place = kNotQueued;
-  n.count = 1;
-  if (n.watched != 0) {
-    watched_free_ -= n.watched;
-    if (n.slot != kNoSlot) watched_evicted_ = true;
-  }
-  if (n.slot != kNoSlot) {
-    group_block_[n.slot] = kNoBlock;
-    const std::uint32_t g = n.slot >> width_shift_;
-    if (--group_state_[g].count == 0) remove_group(g);
-    n.slot = kNoSlot;
-    ++evicted_;
-  }
-}
-
 void KvBlockPool::touch(std::uint32_t block) {
   Node& n = node_[block];
   if (n.count++ == 0) {
@@ -309,22 +284,14 @@ void KvBlockPool::touch(std::uint32_t block) {
 }
 
 void KvBlockPool::release(std::uint32_t block) {
-  Node& n = node_[block];
-  assert(n.count > 0);
-  if (--n.count == 0) {
-    if (n.slot != kNoSlot) {
-      push_back(block);
-    } else {
-      push_front(block);
-    }
-    watched_free_ += n.watched;
-  }
+  release_reversed(std::span<const std::uint32_t>(&block, 1));
 }
 
 void KvBlockPool::release_reversed(std::span<const std::uint32_t> blocks) {
-  // release() of each, with the ring's ends and the nodes in registers (written
-  // back around the rare make_room). A request's blocks lie anywhere in the
-  // pool: their nodes are fetched a few ahead.
+  // Count - 1 of each; at 0 the block joins the queue. The ring's ends and the
+  // nodes stay in registers (written back around the rare make_room). A
+  // request's blocks lie anywhere in the pool: their nodes are fetched a few
+  // ahead.
   constexpr std::size_t kAhead = 8;
   Node* const node = node_.data();
   std::uint32_t* ring = ring_.data();

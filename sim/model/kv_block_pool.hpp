@@ -129,10 +129,9 @@ class KvBlockPool {
   void resize_table(std::size_t slots);
   static std::uint32_t tag_of(std::uint64_t key);
   std::uint32_t home(std::uint32_t tag) const { return (tag >> tag_shift_) & mask_; }
-  void push_front(std::uint32_t block);
   void push_back(std::uint32_t block);
-  // A taken block's node: count 1, out of the queue, its identity lost.
-  void hand_out(Node& n);
+  // `n` takes, their blocks written to `to`: take() and take(n, out) alike.
+  void take_into(std::uint32_t n, std::uint32_t* to);
   void make_room();
 
   std::uint32_t blocks_;
