@@ -259,7 +259,7 @@ void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
   join(*decode_active_[decode_router_.route(r, decode_active_)], slot);
   // Its blocks are free: the prefill replica may admit what waited for them.
   mark(replica);
-  if (idle(replica) && from.scheduler->has_work()) request_pass();
+  if (ready(replica)) request_pass();
   if (from.state == State::kDraining && idle(replica) && holds_nothing(replica)) {
     make_absent(replica, now);
   }
@@ -291,18 +291,10 @@ void BatchingServer::end_steps() {
   if (ends_done_at_ == now) return;  // the first end event of an instant did them all
   ends_done_at_ = now;
   bool ended = false;
-  // The replicas whose step ends now, 64 at a time, found without a branch a
-  // replica (which one ends is as good as random: such a branch missed at
-  // nearly every step end), then taken in index order.
-  for (std::size_t base = 0; base < step_end_.size(); base += 64) {
-    const std::size_t last = std::min<std::size_t>(step_end_.size(), base + 64);
-    std::uint64_t ending = 0;
-    for (std::size_t i = base; i < last; ++i)
-      ending |= std::uint64_t{step_end_[i] == now} << (i - base);
-    for (; ending != 0; ending &= ending - 1) {
-      end_step(static_cast<std::uint32_t>(base + std::countr_zero(ending)), now);
-      ended = true;
-    }
+  for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
+    if (step_end_[i] != now) continue;
+    end_step(i, now);
+    ended = true;
   }
   if (knobs_.async_scheduling && knobs_.lockstep && ended) {
     for (std::uint32_t i = 0; i < replicas_.size(); ++i) {

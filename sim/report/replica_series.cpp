@@ -38,12 +38,10 @@ void ReplicaSeriesCollector::on_step(const StepRecord& step) {
   std::int64_t from = step.start.count_ns();
   const std::int64_t to = step.end.count_ns();
   while (from < to && !over_) {
-    if (static_cast<std::uint64_t>(from - slice_start_) >= static_cast<std::uint64_t>(slice_ns)) {
-      last_slice_ = static_cast<std::size_t>(from / slice_ns);
-      slice_start_ = static_cast<std::int64_t>(last_slice_) * slice_ns;
-    }
-    const std::int64_t edge = std::min<std::int64_t>(to, slice_start_ + slice_ns);
-    hold(last_slice_, step.replica, static_cast<double>(edge - from) * 1e-9, step);
+    const auto slice = static_cast<std::size_t>(from / slice_ns);
+    const std::int64_t edge =
+        std::min<std::int64_t>(to, (static_cast<std::int64_t>(slice) + 1) * slice_ns);
+    hold(slice, step.replica, static_cast<double>(edge - from) * 1e-9, step);
     from = edge;
   }
 }

@@ -46,10 +46,6 @@ class ReplicaSeriesCollector : public ServerObserver {
 
   ReplicaSeries series_;
   bool over_ = false;
-  // The slice a step began in last, [slice_start_, slice_start_ + slice's
-  // length): most steps begin in the slice of the one before.
-  std::size_t last_slice_ = 0;
-  std::int64_t slice_start_ = 0;
 };
 
 // replicas.csv: `t_s,replica,running_mean,waiting_mean,kv_use_pct`, a row a
