@@ -4,9 +4,11 @@
 #include <cmath>
 #include <functional>
 #include <future>
+#include <limits>
 #include <stdexcept>
 
 #include "core/large_array.hpp"
+#include "core/percentiles.hpp"
 
 #include "report/number_format.hpp"
 
@@ -86,8 +88,15 @@ void ServingMetrics::reserve_token_gaps(std::size_t gaps) {
 
 void ServingMetrics::on_token_gaps(std::span<const Duration> gaps) {
   if (!knobs_.server_token_instants) return;
-  for (const Duration gap : gaps)
-    itl_ns_.push_back(gap.count_ns());
+  for (const Duration gap : gaps) {
+    itl_sum_s_ += gap.seconds();
+    const std::int64_t ns = gap.count_ns();
+    if (static_cast<std::uint64_t>(ns) <= std::numeric_limits<std::uint32_t>::max()) {
+      itl_ns_.push_back(static_cast<std::uint32_t>(ns));
+    } else {
+      itl_long_ns_.push_back(ns);  // a gap is never negative
+    }
+  }
 }
 
 void ServingMetrics::on_request(std::uint64_t id, const Request& task, const RequestOutcome& o) {
@@ -246,16 +255,22 @@ void ServingMetrics::append_to(Summary& summary) {
   distribution("wait", LatencySamples::kWait);
   if (knobs_.server_token_instants) {
     // Each gap in seconds as Duration::seconds() gives it, summed in order.
-    double itl_sum_s = 0;
-    for (const std::int64_t gap : itl_ns_)
-      itl_sum_s += Duration::ns(gap).seconds();
-    add("itl_mean_s", itl_ns_.empty()
-                          ? std::nullopt
-                          : std::optional<double>(itl_sum_s / static_cast<double>(itl_ns_.size())));
+    const std::size_t gaps = itl_ns_.size() + itl_long_ns_.size();
+    add("itl_mean_s",
+        gaps == 0 ? std::nullopt : std::optional<double>(itl_sum_s_ / static_cast<double>(gaps)));
     std::vector<double> fractions;
     for (const double p : knobs_.percentiles)
       fractions.push_back(p / 100);
-    const std::vector<std::optional<double>> itl = percentiles_seconds(itl_ns_, fractions);
+    const std::uint32_t* short_ns = itl_ns_.data();
+    const std::int64_t* long_ns = itl_long_ns_.data();
+    const std::size_t shorts = itl_ns_.size();
+    const std::vector<std::optional<double>> itl = percentiles_of_keys(
+        gaps, gaps,
+        [=](std::size_t i) {
+          return order_key(i < shorts ? std::int64_t{short_ns[i]} : long_ns[i - shorts]);
+        },
+        fractions,
+        [](std::uint64_t key) { return Duration::ns(int64_of_order_key(key)).seconds(); });
     for (std::size_t i = 0; i < itl.size(); ++i)
       add(percentile_key("itl", knobs_.percentiles[i]), itl[i]);
   }

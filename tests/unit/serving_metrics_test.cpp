@@ -12,6 +12,7 @@
 
 #include "cli/run_options.hpp"
 #include "core/input_error.hpp"
+#include "core/percentiles.hpp"
 #include "test_support.hpp"
 
 namespace infersim {
@@ -150,6 +151,38 @@ TEST(ServingMetrics, ThroughputRunsFromTheFirstArrivalToTheLastResponse) {
   EXPECT_DOUBLE_EQ(*s.get("total_token_throughput_tps"), 360.0 / 8);
   EXPECT_DOUBLE_EQ(*s.get("total_input_tokens"), 300);
   EXPECT_DOUBLE_EQ(*s.get("total_output_tokens"), 60);
+}
+
+// Gaps under and over 2^32 ns (kept apart, in 32 and 64 bits) against
+// `percentile` of them all in one array, and their mean summed in the order
+// they came.
+TEST(ServingMetrics, ItlFiguresAreThoseOfEveryGapWhateverItsSize) {
+  ServingMetricsKnobs knobs{{10, 50, 90, 99}, std::nullopt};
+  knobs.server_token_instants = true;
+  ServingMetrics metrics(knobs);
+  const std::int64_t big = std::int64_t{1} << 32;
+  const std::vector<std::int64_t> ns = {7,          big + 3, 20'000'000, big - 1,    0,       big,
+                                        12'345'678, 5 * big, 9,          20'000'000, big + 1, 1};
+  std::vector<Duration> gaps;
+  for (const std::int64_t g : ns)
+    gaps.push_back(Duration::ns(g));
+  metrics.on_token_gaps(std::span<const Duration>(gaps).first(5));
+  metrics.on_token_gaps(std::span<const Duration>(gaps).subspan(5));
+  feed(metrics, {{0, 1, 3, 5}});
+  Summary s;
+  metrics.append_to(s);
+  double sum = 0;
+  std::vector<double> seconds;
+  for (const std::int64_t g : ns) {
+    sum += Duration::ns(g).seconds();
+    seconds.push_back(Duration::ns(g).seconds());
+  }
+  EXPECT_EQ(*s.get("itl_mean_s"), sum / static_cast<double>(ns.size()));
+  for (const double p : knobs.percentiles) {
+    std::vector<double> all = seconds;
+    EXPECT_EQ(*s.get(percentile_key("itl", p)), *percentile(all, p / 100)) << p;
+  }
+  EXPECT_GT(*s.get("itl_p99_s"), 4.3);  // a gap over 2^32 ns
 }
 
 TEST(ServingMetrics, NoRequestsGiveNullsNotNaN) {
