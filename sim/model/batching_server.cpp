@@ -326,7 +326,6 @@ void BatchingServer::schedule_pass() {
       begin_step(i, now, record.end);
       ++steps_;
       batched_requests_ += record.batch_requests;
-      context_->busy(replica.index(), now, record.end);
       context_->stepped(record);
       context_->schedule(record.end, Phase::kDeparture, kStepEnd, replica.index());
       return true;
@@ -358,7 +357,6 @@ void BatchingServer::schedule_pass() {
     begin_step(record.replica, now, end);
     ++steps_;
     batched_requests_ += record.batch_requests;
-    context_->busy(record.replica, now, end);
     context_->stepped(record);
   }
   if (!planned_.empty()) context_->schedule(end, Phase::kDeparture, kStepEnd, 0);

@@ -53,6 +53,10 @@ class ServerObserver {
  public:
   virtual ~ServerObserver() = default;
   // ServerContext::busy, stepped and token_gaps, as the server reports them.
+  // A step is busy time of its replica over [start, end): an observer that
+  // reads steps is told it by on_step alone, one that reads busy time alone
+  // by on_busy (a step is a few hundred instructions; one call for both
+  // saves a good part of what a second one costs).
   virtual void on_busy(std::uint32_t /*unit*/, SimTime /*from*/, SimTime /*to*/) {}
   virtual void on_step(const StepRecord& /*step*/) {}
   virtual void on_token_gaps(std::span<const Duration> /*gaps*/) {}

@@ -82,9 +82,10 @@ class ServerContext {
   // scheduled, no latency of its own.
   virtual void rejected(std::uint64_t id, SimTime at) = 0;
 
-  // `unit` was busy over [from, to) (a request on a core, a step on a replica).
+  // `unit` was busy over [from, to) (a request on a core).
   virtual void busy(std::uint32_t unit, SimTime from, SimTime to) = 0;
-  // A batching step, as it is scheduled.
+  // A batching step, as it is scheduled: its replica busy over [start, end)
+  // too, which a server that steps does not report apart.
   virtual void stepped(const StepRecord& step) = 0;
   // The gaps between consecutive token instants of requests, as the tokens
   // appear (inter-token latencies, BATCHING.md section 7).

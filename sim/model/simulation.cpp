@@ -119,7 +119,11 @@ void Simulation::rejected(std::uint64_t id, SimTime at) {
 void Simulation::add_server_observer(ServerObserver& observer) {
   const unsigned reads = observer.reads();
   if (reads & ServerObserver::kBusy) busy_observers_.push_back(&observer);
-  if (reads & ServerObserver::kSteps) step_observers_.push_back(&observer);
+  if (reads & ServerObserver::kSteps) {
+    step_observers_.push_back(&observer);
+  } else if (reads & ServerObserver::kBusy) {
+    step_busy_observers_.push_back(&observer);
+  }
   if (reads & ServerObserver::kTokenGaps) gap_observers_.push_back(&observer);
 }
 
@@ -131,6 +135,8 @@ void Simulation::busy(std::uint32_t unit, SimTime from, SimTime to) {
 void Simulation::stepped(const StepRecord& step) {
   for (ServerObserver* observer : step_observers_)
     observer->on_step(step);
+  for (ServerObserver* observer : step_busy_observers_)
+    observer->on_busy(step.replica, step.start, step.end);
 }
 
 void Simulation::token_gaps(std::span<const Duration> gaps) {

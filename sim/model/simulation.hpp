@@ -76,8 +76,10 @@ class Simulation : private ServerContext {
   const NetworkPath& network_;
   ServerModel& server_;
   std::vector<RequestObserver*> observers_;
-  // The server observers that read each report.
+  // The server observers that read each report; those that read busy time
+  // but not steps are told a step's as busy time.
   std::vector<ServerObserver*> busy_observers_, step_observers_, gap_observers_;
+  std::vector<ServerObserver*> step_busy_observers_;
   // Requests from the oldest undelivered (id delivered_) to the last issued
   // (id issued_ - 1), request id in slot id mod the ring's size (a power of
   // two, doubled when full): what is held follows the requests in flight,

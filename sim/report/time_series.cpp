@@ -68,7 +68,10 @@ void TimeSeriesCollector::occupy(std::int64_t from, std::int64_t to, Int128 Raw:
 
 void TimeSeriesCollector::on_busy(std::uint32_t unit, SimTime from, SimTime to) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
-  const std::int64_t a = from.count_ns(), b = to.count_ns();
+  add_busy(unit, from.count_ns(), to.count_ns());
+}
+
+void TimeSeriesCollector::add_busy(std::uint32_t unit, std::int64_t a, std::int64_t b) {
   if (b > a && a >= 0) {
     const std::size_t j = slice_of(a);
     if (j < kMaxSlices && slice_of(b) == j) {
@@ -101,6 +104,7 @@ void TimeSeriesCollector::on_step(const StepRecord& step) {
   steps_ = true;
   const std::int64_t from = step.start.count_ns();
   const std::int64_t to = step.end.count_ns();
+  add_busy(step.replica, from, to);  // the replica's busy time (on_step's contract)
   const std::size_t first = slice_of(from);
   Raw& here = raw(first);
   ++here.steps;

@@ -83,8 +83,8 @@ inline constexpr std::uint64_t kMaxSlices = 1'000'000;
 // earlier than its arrival, so every change before it is final. What is held
 // follows the requests queued, not the run. on_request must come in
 // id order, so non-decreasing arrival order (as Simulation calls it). The busy time comes
-// from the server (ServerObserver::on_busy). A rejected request counts as an
-// arrival and as a miss at its rejection, and is never queued.
+// from the server (ServerObserver::on_busy, and on_step for a step's replica). A rejected request
+// counts as an arrival and as a miss at its rejection, and is never queued.
 class TimeSeriesCollector : public RequestObserver, public ServerObserver {
  public:
   explicit TimeSeriesCollector(Duration slice);
@@ -156,6 +156,8 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
   std::size_t slice_of(std::int64_t t);
+  // `unit` busy over [a, b) ns.
+  void add_busy(std::uint32_t unit, std::int64_t a, std::int64_t b);
   // [from, to) held `weight` times (a request, a step's running requests).
   void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole,
               std::int64_t weight = 1);

@@ -137,7 +137,11 @@ class ServerHarness final : public ServerContext {
   void busy(std::uint32_t unit, SimTime from, SimTime to) override {
     busy_periods.push_back({unit, from, to});
   }
-  void stepped(const StepRecord& step) override { steps.push_back(step); }
+  // A step is its replica's busy time too (ServerContext::stepped).
+  void stepped(const StepRecord& step) override {
+    steps.push_back(step);
+    busy_periods.push_back({step.replica, step.start, step.end});
+  }
   void token_gaps(std::span<const Duration> g) override {
     gaps.insert(gaps.end(), g.begin(), g.end());
   }
