@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "core/input_error.hpp"
 #include "model/edge_server.hpp"
@@ -195,6 +197,32 @@ TEST(TimeSeries, AnInstantInTheQueueDoesNotCount) {
   EXPECT_EQ(t.slices[0].queue_len_max, 0u);
   EXPECT_DOUBLE_EQ(*t.slices[0].queue_len_mean, 0);
   EXPECT_DOUBLE_EQ(*t.slices[0].busy_cores_mean, 0.2);
+}
+
+// A step is its replica's busy time (ServerObserver::on_step): the same
+// busy figures as those spans told by on_busy, one of them across a slice's
+// edge.
+TEST(TimeSeries, AStepCountsAsItsReplicasBusyTime) {
+  TimeSeriesCollector spans(Duration::from_seconds(10)), steps(Duration::from_seconds(10));
+  const std::vector<std::tuple<std::uint32_t, double, double>> busy = {
+      {0, 1, 4}, {1, 2, 3}, {0, 8, 13}, {1, 15, 15.5}};
+  for (const auto& [replica, from, to] : busy) {
+    spans.on_busy(replica, at(from), at(to));
+    StepRecord step;
+    step.replica = replica;
+    step.start = at(from);
+    step.end = at(to);
+    steps.on_step(step);
+  }
+  const TimeSeries a = compute(spans, at(20), 2), b = compute(steps, at(20), 2);
+  ASSERT_EQ(a.slices.size(), 2u);
+  ASSERT_EQ(b.slices.size(), 2u);
+  EXPECT_DOUBLE_EQ(*a.slices[0].busy_cores_mean, (3 + 1 + 2) / 10.0);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.slices[i].busy_cores_mean, b.slices[i].busy_cores_mean) << i;
+    EXPECT_EQ(a.slices[i].utilization, b.slices[i].utilization) << i;
+    EXPECT_EQ(a.slices[i].energy_wh, b.slices[i].energy_wh) << i;
+  }
 }
 
 TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
