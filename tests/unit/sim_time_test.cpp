@@ -34,6 +34,14 @@ TEST(SimTime, SecondsToNsIsLlroundOfTheScaledValue) {
                                  9.2e9,
                                  -9.2e9,
                                  9223372036.854774};
+  // Just below, at and above 2^k - 0.5 ns and 2^k ns, where scaled + 0.5
+  // reaches the next power of two.
+  for (int k = 0; k <= 53; ++k) {
+    for (const double ns : {std::ldexp(1.0, k) - 0.5, std::ldexp(1.0, k)}) {
+      for (const double v : {std::nextafter(ns, 0.0), ns, std::nextafter(ns, 1e300)})
+        seconds.push_back(v / 1e9);
+    }
+  }
   std::mt19937_64 bits(7);
   for (int i = 0; i < 200000; ++i) {
     const double mantissa = std::uniform_real_distribution<double>(-1, 1)(bits);
