@@ -76,11 +76,7 @@ void TimeSeriesCollector::add_busy(std::uint32_t unit, std::int64_t a, std::int6
     const std::size_t j = slice_of(a);
     if (j < kMaxSlices && slice_of(b) == j) {
       // Within one slice, the usual case: what the loops below add, at once.
-      if (!unit_dynamic_w_.empty()) {
-        const double w = unit_dynamic_w_.at(unit);
-        if (dynamic_ws_.size() <= j) dynamic_ws_.resize(j + 1, 0.0);
-        dynamic_ws_[j] += w * static_cast<double>(b - a);
-      }
+      if (!unit_dynamic_w_.empty()) add_dynamic(unit, j, b - a);
       raw(j).busy_ns += b - a;
       return;
     }
@@ -99,27 +95,40 @@ void TimeSeriesCollector::add_busy(std::uint32_t unit, std::int64_t a, std::int6
   occupy(a, b, &Raw::busy_ns, &Raw::busy_whole);
 }
 
+void TimeSeriesCollector::add_dynamic(std::uint32_t unit, std::size_t slice, std::int64_t ns) {
+  const double w = unit_dynamic_w_.at(unit);
+  if (dynamic_ws_.size() <= slice) dynamic_ws_.resize(slice + 1, 0.0);
+  dynamic_ws_[slice] += w * static_cast<double>(ns);
+}
+
 void TimeSeriesCollector::on_step(const StepRecord& step) {
   if (slice_.count_ns() <= 0) return;  // compute refuses it
   steps_ = true;
   const std::int64_t from = step.start.count_ns();
   const std::int64_t to = step.end.count_ns();
-  add_busy(step.replica, from, to);  // the replica's busy time (on_step's contract)
   const std::size_t first = slice_of(from);
-  Raw& here = raw(first);
-  ++here.steps;
-  here.scheduled_tokens += step.scheduled_tokens;
-  here.preemptions += step.preemptions;
-  here.admitted_tokens += step.admitted_tokens;
-  here.hit_tokens += step.hit_tokens;
-  if (to > from && slice_of(to) == first) {
-    // Most steps lie within a slice: what they hold, at once.
-    const Int128 length = to - from;
-    here.running_ns += length * step.running;
-    here.waiting_ns += length * step.waiting;
-    here.kv_ns += length * step.kv_blocks_used;
+  const auto count = [&](Raw& here) {
+    ++here.steps;
+    here.scheduled_tokens += step.scheduled_tokens;
+    here.preemptions += step.preemptions;
+    here.admitted_tokens += step.admitted_tokens;
+    here.hit_tokens += step.hit_tokens;
+  };
+  if (to > from && from >= 0 && first < kMaxSlices && slice_of(to) == first) {
+    // Most steps lie within a slice: the replica's busy time (on_step's
+    // contract) and what the step holds, at once.
+    const std::int64_t length = to - from;
+    if (!unit_dynamic_w_.empty()) add_dynamic(step.replica, first, length);
+    Raw& here = raw(first);
+    here.busy_ns += length;
+    count(here);
+    here.running_ns += Int128{length} * step.running;
+    here.waiting_ns += Int128{length} * step.waiting;
+    here.kv_ns += Int128{length} * step.kv_blocks_used;
     return;
   }
+  add_busy(step.replica, from, to);
+  count(raw(first));
   occupy(from, to, &Raw::running_ns, &Raw::running_whole, step.running);
   occupy(from, to, &Raw::waiting_ns, &Raw::waiting_whole, step.waiting);
   occupy(from, to, &Raw::kv_ns, &Raw::kv_whole, step.kv_blocks_used);

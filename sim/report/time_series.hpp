@@ -158,6 +158,8 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   std::size_t slice_of(std::int64_t t);
   // `unit` busy over [a, b) ns.
   void add_busy(std::uint32_t unit, std::int64_t a, std::int64_t b);
+  // A fleet's busy energy: `unit` busy `ns` within `slice`.
+  void add_dynamic(std::uint32_t unit, std::size_t slice, std::int64_t ns);
   // [from, to) held `weight` times (a request, a step's running requests).
   void occupy(std::int64_t from, std::int64_t to, Int128 Raw::*part, std::int64_t Raw::*whole,
               std::int64_t weight = 1);
