@@ -95,10 +95,8 @@ void TimeSeriesCollector::add_busy(std::uint32_t unit, std::int64_t a, std::int6
   occupy(a, b, &Raw::busy_ns, &Raw::busy_whole);
 }
 
-void TimeSeriesCollector::add_dynamic(std::uint32_t unit, std::size_t slice, std::int64_t ns) {
-  const double w = unit_dynamic_w_.at(unit);
-  if (dynamic_ws_.size() <= slice) dynamic_ws_.resize(slice + 1, 0.0);
-  dynamic_ws_[slice] += w * static_cast<double>(ns);
+void TimeSeriesCollector::grow_dynamic(std::size_t slice) {
+  dynamic_ws_.resize(slice + 1, 0.0);
 }
 
 void TimeSeriesCollector::on_step(const StepRecord& step) {
