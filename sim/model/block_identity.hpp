@@ -39,12 +39,7 @@ class PromptBlocks {
   class Cursor {
    public:
     std::uint64_t operator*() const { return (std::uint64_t{*id_} << 32) | sub_; }
-    void next() {
-      if (++sub_ == per_id_) {
-        sub_ = 0;
-        ++id_;
-      }
-    }
+    void next() { skip(1); }
     // The blocks from here to the end of this id, this one included.
     std::uint32_t left_in_id() const { return per_id_ - sub_; }
     // `n` next()s, n <= left_in_id().

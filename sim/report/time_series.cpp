@@ -114,7 +114,8 @@ void TimeSeriesCollector::on_step(const StepRecord& step) {
   };
   if (to > from && from >= 0 && first < kMaxSlices && slice_of(to) == first) {
     // Most steps lie within a slice: the replica's busy time (on_step's
-    // contract) and what the step holds, at once.
+    // contract; add_busy's case of one slice, with the slice found once) and
+    // what the step holds, at once.
     const std::int64_t length = to - from;
     if (!unit_dynamic_w_.empty()) add_dynamic(step.replica, first, length);
     Raw& here = raw(first);
