@@ -14,22 +14,22 @@ StepCost StepCost::of(const BatchingKnobs& knobs) {
   return cost;
 }
 
+double StepCost::experts_read(const StepWork& w) const {
+  if (experts <= 0 || w.expert_tokens == 0) return 0;
+  const double e = static_cast<double>(experts);
+  const double untouched =
+      std::pow(1 - static_cast<double>(active_experts) / e, static_cast<double>(w.expert_tokens));
+  return e * (1 - untouched) / static_cast<double>(std::max<std::uint32_t>(1, w.expert_share));
+}
+
 StepCoefficients StepCost::units(const StepWork& w) const {
-  double experts_read = 0;
-  if (experts > 0 && w.expert_tokens > 0) {
-    const double e = static_cast<double>(experts);
-    const double untouched =
-        std::pow(1 - static_cast<double>(active_experts) / e, static_cast<double>(w.expert_tokens));
-    experts_read =
-        e * (1 - untouched) / static_cast<double>(std::max<std::uint32_t>(1, w.expert_share));
-  }
   return {1.0,
           static_cast<double>(w.prefill_tokens),
           static_cast<double>(w.prefill_pairs),
           static_cast<double>(w.decode_requests),
           static_cast<double>(w.decode_context),
           1.0,
-          experts_read};
+          experts_read(w)};
 }
 
 namespace {
@@ -53,15 +53,21 @@ Sides sides_of(const StepCoefficients& c, const StepCoefficients& u) {
 }  // namespace
 
 double StepCost::seconds(const StepWork& work) const {
-  const StepCoefficients u = units(work);
   const StepCoefficients& c = coefficients;
   if (roofline) {
-    const Sides s = sides_of(c, u);
+    const Sides s = sides_of(c, units(work));
     return c[kStepBase] + std::max(s.memory, s.compute);
   }
+  // The units' sum in their order, written out: every step of a run comes
+  // here, and an array of units built and read back cost twice the
+  // instructions.
   double step_s = c[kStepBase];
-  for (std::size_t i = kStepPrefillToken; i < kStepTerms; ++i)
-    step_s += c[i] * u[i];
+  step_s += c[kStepPrefillToken] * static_cast<double>(work.prefill_tokens);
+  step_s += c[kStepPrefillPair] * static_cast<double>(work.prefill_pairs);
+  step_s += c[kStepDecodeToken] * static_cast<double>(work.decode_requests);
+  step_s += c[kStepDecodeContext] * static_cast<double>(work.decode_context);
+  step_s += c[kStepWeights];
+  step_s += c[kStepExpert] * experts_read(work);
   return step_s;
 }
 

@@ -64,6 +64,8 @@ struct StepCost {
 
   // Each term's count for `work`: (1, P, Q, D, A, 1, X), X the experts read.
   StepCoefficients units(const StepWork& work) const;
+  // X: 0 for a dense model or a step without tokens.
+  double experts_read(const StepWork& work) const;
   // The step in seconds. Sum form: c0 + cp P + cq Q + cd D + ckv A + cw +
   // ce X, summed in that order (section 5's order, the extensions' terms
   // last, so that with them at 0 the sum is section 5's to the bit).
