@@ -169,7 +169,7 @@ void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
       arrive(static_cast<std::uint32_t>(subject));
       break;
     case kStepEnd:
-      end_steps();
+      end_steps(static_cast<std::uint32_t>(subject));
       break;
     case kSchedulePass:
       schedule_pass();
@@ -286,15 +286,25 @@ void BatchingServer::end_step(std::uint32_t i, SimTime now) {
   if (replicas_[i].state == State::kDraining && holds_nothing(i)) make_absent(i, now);
 }
 
-void BatchingServer::end_steps() {
+void BatchingServer::end_steps(std::uint32_t replica) {
   const SimTime now = now_;
   if (ends_done_at_ == now) return;  // the first end event of an instant did them all
   ends_done_at_ = now;
   bool ended = false;
-  for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
-    if (step_end_[i] != now) continue;
-    end_step(i, now);
-    ended = true;
+  if (!knobs_.lockstep && !context_->pending_now_before(Phase::kTransfer)) {
+    // No other step end is left at this instant (each has its event, of this
+    // phase): the event's own replica is the one whose step ends, and the
+    // scan below would find it alone.
+    if (step_end_[replica] == now) {
+      end_step(replica, now);
+      ended = true;
+    }
+  } else {
+    for (std::uint32_t i = 0; i < step_end_.size(); ++i) {
+      if (step_end_[i] != now) continue;
+      end_step(i, now);
+      ended = true;
+    }
   }
   if (knobs_.async_scheduling && knobs_.lockstep && ended) {
     for (std::uint32_t i = 0; i < replicas_.size(); ++i) {

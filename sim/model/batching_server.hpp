@@ -93,7 +93,8 @@ class BatchingServer final : public ServerModel {
   bool holds_nothing(std::uint32_t replica) const {
     return replicas_[replica].scheduler->requests() == 0 && links_[replica].queued == 0;
   }
-  void end_steps();
+  // Every step ending now, in replica order; `replica` is the event's.
+  void end_steps(std::uint32_t replica);
   void end_step(std::uint32_t replica, SimTime now);  // its step ends now
   void schedule_pass();
   void request_pass();
