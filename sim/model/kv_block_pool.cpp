@@ -243,9 +243,12 @@ void KvBlockPool::take_into(std::uint32_t n, std::uint32_t* to) {
   std::uint32_t watched = 0;
   bool watched_evicted = false;
   for (std::uint32_t k = 0; k < n; ++k) {
-    std::uint32_t b = ring[head & mask];
-    while (node[b].place != static_cast<std::uint32_t>(head & mask))  // a tombstone
-      b = ring[++head & mask];
+    auto at = static_cast<std::uint32_t>(head & mask);
+    std::uint32_t b = ring[at];
+    while (node[b].place != at) {  // a tombstone
+      at = static_cast<std::uint32_t>(++head & mask);
+      b = ring[at];
+    }
     ++head;
     // The run's nodes lie anywhere in the pool: fetch one a few places on.
     constexpr std::uint64_t kAhead = 8;
