@@ -301,13 +301,15 @@ void KvBlockPool::release_reversed(std::span<const std::uint32_t> blocks) {
   std::uint64_t mask = ring_mask_;
   std::uint64_t head = head_, tail = tail_;
   std::uint32_t freed = 0, watched = 0;
+  // A ring with room for every block needs no test of it a block.
+  const bool roomy = (mask + 1) - (tail - head) >= blocks.size();
   for (std::size_t k = blocks.size(); k > 0; --k) {
     if (k > kAhead) __builtin_prefetch(&node[blocks[k - 1 - kAhead]]);
     const std::uint32_t b = blocks[k - 1];
     Node& n = node[b];
     assert(n.count > 0);
     if (--n.count != 0) continue;
-    if (tail - head == mask + 1) {
+    if (!roomy && tail - head == mask + 1) {
       head_ = head;
       tail_ = tail;
       free_ += freed;
