@@ -160,8 +160,9 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
     const std::uint32_t run = std::min({to - j, id.left_in_id(), width - sub});
     const std::uint64_t key = group_key(identity);
     std::uint32_t g = group_of(key);
-    std::uint32_t* slots =
-        g == kNoGroup ? nullptr : group_block_.data() + (std::size_t{g} << width_shift);
+    // The run's first slot (sub): block k of the run goes to slot first + k.
+    std::uint32_t first = (g << width_shift) | sub;
+    std::uint32_t* slots = g == kNoGroup ? nullptr : group_block_.data() + first;
     std::uint32_t added = 0;
     for (std::uint32_t k = 0; k < run; ++k) {
       const std::uint32_t b = blocks[j + k];
@@ -169,14 +170,15 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
       if (n.slot != kNoSlot) continue;  // cached already
       if (slots == nullptr) {
         g = add_group(key);
-        slots = group_block_.data() + (std::size_t{g} << width_shift);
+        first = (g << width_shift) | sub;
+        slots = group_block_.data() + first;
       }
-      if (slots[sub + k] != kNoBlock) {
+      if (slots[k] != kNoBlock) {
         anonymous.push_back(j + k);
         continue;
       }
-      slots[sub + k] = b;
-      n.slot = (g << width_shift) | (sub + k);
+      slots[k] = b;
+      n.slot = first + k;
       ++added;
     }
     if (added != 0) group_state_[g].count += added;
