@@ -61,11 +61,17 @@ double StepCost::seconds(const StepWork& work) const {
   // The units' sum in their order, written out: every step of a run comes
   // here, and an array of units built and read back cost twice the
   // instructions.
+  // A count is far below 2^63: as a signed number it converts to the same
+  // double in one instruction, where an unsigned one takes a test of its top
+  // bit.
+  const auto count = [](std::uint64_t n) {
+    return static_cast<double>(static_cast<std::int64_t>(n));
+  };
   double step_s = c[kStepBase];
-  step_s += c[kStepPrefillToken] * static_cast<double>(work.prefill_tokens);
-  step_s += c[kStepPrefillPair] * static_cast<double>(work.prefill_pairs);
-  step_s += c[kStepDecodeToken] * static_cast<double>(work.decode_requests);
-  step_s += c[kStepDecodeContext] * static_cast<double>(work.decode_context);
+  step_s += c[kStepPrefillToken] * count(work.prefill_tokens);
+  step_s += c[kStepPrefillPair] * count(work.prefill_pairs);
+  step_s += c[kStepDecodeToken] * count(work.decode_requests);
+  step_s += c[kStepDecodeContext] * count(work.decode_context);
   step_s += c[kStepWeights];
   step_s += c[kStepExpert] * experts_read(work);
   return step_s;
