@@ -160,7 +160,7 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
     const std::uint32_t run = std::min({to - j, id.left_in_id(), width - sub});
     const std::uint64_t key = group_key(identity);
     std::uint32_t g = group_of(key);
-    // The run's first slot (sub): block k of the run goes to slot first + k.
+    // The slot of the run's first block: block k of the run goes to first + k.
     std::uint32_t first = (g << width_shift) | sub;
     std::uint32_t* slots = g == kNoGroup ? nullptr : group_block_.data() + first;
     std::uint32_t added = 0;

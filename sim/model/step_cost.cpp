@@ -60,10 +60,9 @@ double StepCost::seconds(const StepWork& work) const {
   }
   // The units' sum in their order, written out: every step of a run comes
   // here, and an array of units built and read back cost twice the
-  // instructions.
-  // A count is far below 2^63: as a signed number it converts to the same
-  // double in one instruction, where an unsigned one takes a test of its top
-  // bit.
+  // instructions. A count is far below 2^63: as a signed number it converts
+  // to the same double in one instruction, where an unsigned one takes a test
+  // of its top bit.
   const auto count = [](std::uint64_t n) {
     return static_cast<double>(static_cast<std::int64_t>(n));
   };
