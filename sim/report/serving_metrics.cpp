@@ -254,7 +254,7 @@ void ServingMetrics::append_to(Summary& summary) {
   distribution("e2el", LatencySamples::kE2el);
   distribution("wait", LatencySamples::kWait);
   if (knobs_.server_token_instants) {
-    // Each gap in seconds as Duration::seconds() gives it, summed in order.
+    // The gaps' sum in seconds, added in the order they came (on_token_gaps).
     const std::size_t gaps = itl_ns_.size() + itl_long_ns_.size();
     add("itl_mean_s",
         gaps == 0 ? std::nullopt : std::optional<double>(itl_sum_s_ / static_cast<double>(gaps)));

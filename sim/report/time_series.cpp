@@ -84,12 +84,9 @@ void TimeSeriesCollector::add_busy(std::uint32_t unit, std::int64_t a, std::int6
   if (!unit_dynamic_w_.empty() && b > a) {
     // A fleet's busy energy, slice by slice.
     const std::int64_t s = slice_.count_ns();
-    const double w = unit_dynamic_w_.at(unit);
     for (std::int64_t j = a / s; j * s < b; ++j) {
       const std::int64_t lo = std::max(a, j * s), hi = std::min(b, (j + 1) * s);
-      const auto k = static_cast<std::size_t>(std::min<std::int64_t>(j, kMaxSlices));
-      if (dynamic_ws_.size() <= k) dynamic_ws_.resize(k + 1, 0.0);
-      dynamic_ws_[k] += w * static_cast<double>(hi - lo);
+      add_dynamic(unit, static_cast<std::size_t>(std::min<std::int64_t>(j, kMaxSlices)), hi - lo);
     }
   }
   occupy(a, b, &Raw::busy_ns, &Raw::busy_whole);
