@@ -225,6 +225,31 @@ TEST(TimeSeries, AStepCountsAsItsReplicasBusyTime) {
   }
 }
 
+TEST(TimeSeries, AFleetsBusyEnergyFallsInEverySliceABusySpanCrosses) {
+  // One replica of a class idle at 0 W and 3600 W more when busy, busy from 5
+  // to 25 s over slices of 10 s: 5, 10 and 5 s of it in the three slices,
+  // whether the span comes whole or cut at the edges.
+  const auto energies = [](const std::vector<std::pair<double, double>>& spans) {
+    TimeSeriesCollector c(Duration::from_seconds(10));
+    c.set_unit_dynamic_w({3600});
+    for (const auto& [from, to] : spans)
+      c.on_busy(0, at(from), at(to));
+    const EdgeServer server(1);
+    ServerUsage usage = server.usage(at(30));
+    usage.spans = {ReplicaSpan{0, 0, at(0), at(0), at(30)}};
+    usage.class_idle_w = {0};
+    usage.class_usd_per_hour = {0};
+    const TimeSeries t = c.compute(at(30), server, usage, RadioEnergy(EnergyKnobs{}));
+    std::vector<double> wh;
+    for (const TimeSlice& slice : t.slices)
+      wh.push_back(slice.energy_wh);
+    return wh;
+  };
+  const std::vector<double> whole = energies({{5, 25}});
+  EXPECT_THAT(whole, ::testing::Pointwise(::testing::DoubleEq(), std::vector<double>{5, 10, 5}));
+  EXPECT_EQ(whole, energies({{5, 10}, {10, 20}, {20, 25}}));
+}
+
 TEST(TimeSeries, TheLastSliceEndsAtTheRunsEndAndHoldsWhatHappensThen) {
   TimeSeriesCollector c(Duration::from_seconds(10));
   feed(c, {{0, 0, 0, 19, 20}});
