@@ -9,10 +9,9 @@ namespace infersim {
 namespace {
 
 constexpr std::pair<RouterKind, const char*> kRouterNames[] = {
-    {RouterKind::kRoundRobin, "round-robin"},
-    {RouterKind::kLeastRequests, "least-requests"},
-    {RouterKind::kKvAware, "kv-aware"},
-    {RouterKind::kPrefix, "prefix"},
+    {RouterKind::kRoundRobin, "round-robin"}, {RouterKind::kLeastRequests, "least-requests"},
+    {RouterKind::kKvAware, "kv-aware"},       {RouterKind::kPrefix, "prefix"},
+    {RouterKind::kDataParallel, "vllm-dp"},
 };
 
 constexpr std::int64_t kDefaultModelLen = 131072;
@@ -102,11 +101,15 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
     fail(key("step_expert_s") + ", " + key("moe_experts"),
          "step_expert_s needs moe_experts: a dense model reads no expert");
   }
+  if (!(std::isfinite(k.router_refresh_s) && k.router_refresh_s >= 1e-9)) {
+    fail(key("router_refresh_s"), "must be a finite number of at least 1e-9 (1 ns)");
+  }
   if (!(std::isfinite(k.kv_link_gbps) && k.kv_link_gbps > 0)) {
     fail(key("kv_link_gbps"), "must be a finite number > 0");
   }
   if (k.decode_router == RouterKind::kPrefix) {
-    fail(key("decode_router"), "must be round-robin, least-requests or kv-aware, not prefix");
+    fail(key("decode_router"),
+         "must be round-robin, least-requests, kv-aware or vllm-dp, not prefix");
   }
   if (k.gpu_max_w < k.gpu_idle_w) {
     fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");

@@ -9,7 +9,13 @@
 namespace infersim {
 
 // Where a request goes on reaching the server (BATCHING.md section 8).
-enum class RouterKind : std::uint8_t { kRoundRobin, kLeastRequests, kKvAware, kPrefix };
+enum class RouterKind : std::uint8_t {
+  kRoundRobin,
+  kLeastRequests,
+  kKvAware,
+  kPrefix,
+  kDataParallel
+};
 
 // "round-robin", "least-requests", "kv-aware", "prefix".
 std::string to_string(RouterKind kind);
@@ -44,6 +50,12 @@ struct BatchingKnobs {
   double gpu_max_w = 700;               //
   bool async_scheduling = false;        //
   bool lockstep = false;                //
+  double router_refresh_s = 0.1;        // the vllm-dp router's counts, refreshed this often
+  // Replaying a measured run (section 10b): its arrivals are the engine's
+  // turns, each taken at the nearer end of the step running then.
+  bool replay_turns = false;
+  // Set by that replay, not a setting: the server takes its arrivals so.
+  bool engine_turn_arrivals = false;
   // Disaggregated prefill and decode (section 12), fleet-wide; used only when
   // the fleet's classes carry roles.
   RouterKind decode_router = RouterKind::kRoundRobin;  // not `prefix`

@@ -33,6 +33,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   replicas_.resize(count);
   links_.resize(count);
   step_end_.assign(count, kIdle);
+  step_start_.assign(count, kIdle);
   ready_.assign((count + 63) / 64, 0);
   gone_.resize(classes_.size());
   next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
@@ -54,6 +55,8 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   }
   rebuild_active();
   peak_provisioned_ = provisioned_count();
+  refreshes_ = knobs.router == RouterKind::kDataParallel ||
+               (disaggregated_ && knobs.decode_router == RouterKind::kDataParallel);
 }
 
 void BatchingServer::attach(ServerContext& context) {
@@ -105,6 +108,9 @@ void BatchingServer::for_each_ready(Visit visit) {
 
 void BatchingServer::begin_step(std::uint32_t replica, SimTime start, SimTime end) {
   step_end_[replica] = end;
+  step_start_[replica] = start;
+  round_start_ = start;
+  round_end_ = end;
   replicas_[replica].scheduler->add_busy(start, end);
   ++stepping_;
 }
@@ -160,6 +166,9 @@ void BatchingServer::accept(std::uint64_t id, const Request& request, SimTime se
 
 void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
   now_ = context_->now();
+  // The routers' counts of a refresh instant are those before any event at
+  // or after it changes them (section 8).
+  if (refreshes_ && now_ >= refresh_at_) refresh_routers();
   // A replica that formed an empty batch tries again at (3) of the next
   // instant of the run (section 13.7): before an evaluation due now, after
   // anything else.
@@ -215,7 +224,12 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  join(*active_[router_.route(r, active_)], slot);
+  ReplicaScheduler& replica = *active_[router_.route(r, active_)];
+  if (knobs_.engine_turn_arrivals) {
+    take_at_turn(replica, slot);
+  } else {
+    join(replica, slot);
+  }
 }
 
 void BatchingServer::join(ReplicaScheduler& replica, std::uint32_t slot) {
@@ -228,6 +242,38 @@ void BatchingServer::join(ReplicaScheduler& replica, std::uint32_t slot) {
     replica.enqueue(slot);
     if (!busy) request_pass();
   }
+}
+
+void BatchingServer::take_at_turn(ReplicaScheduler& replica, std::uint32_t slot) {
+  const std::uint32_t i = replica.index();
+  const bool busy = knobs_.lockstep ? any_stepping() : !idle(i);
+  if (!busy) {
+    join(replica, slot);
+    return;
+  }
+  // Strictly inside the step: steps end before arrivals of their instant and
+  // form after them.
+  const SimTime start = knobs_.lockstep ? round_start_ : step_start_[i];
+  const SimTime end = knobs_.lockstep ? round_end_ : step_end_[i];
+  if (knobs_.async_scheduling && now_ - start <= end - now_) {
+    // Taken as the step began: planned into the step after it.
+    mark(i);
+    replica.enqueue_pending(slot, 1);
+    context_->queued(requests_[slot].id, start);
+  } else {
+    // Taken as it ends: into the step after next (async), or the next.
+    join(replica, slot);
+    context_->queued(requests_[slot].id, end);
+  }
+}
+
+void BatchingServer::refresh_routers() {
+  const std::int64_t every = std::max<std::int64_t>(1, std::llround(knobs_.router_refresh_s * 1e9));
+  // The counts stand as they did at the latest refresh instant: nothing
+  // changed since, as every change comes through handle().
+  refresh_at_ = SimTime::ns((now_.count_ns() / every + 1) * every);
+  if (knobs_.router == RouterKind::kDataParallel) router_.refresh(active_);
+  if (knobs_.decode_router == RouterKind::kDataParallel) decode_router_.refresh(decode_active_);
 }
 
 void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now) {
@@ -583,6 +629,8 @@ ServerDescription BatchingServer::describe() const {
   d.knobs = {
       {"Replicas", "batching", "replicas", ""},
       {"Router", "batching", "router", ""},
+      {"Router counts refreshed every", "batching", "router_refresh_s", " s"},
+      {"Replayed arrivals taken at turns", "batching", "replay_turns", ""},
       {"Most requests running a replica", "batching", "max_num_seqs", ""},
       {"Most tokens a step", "batching", "max_num_batched_tokens", ""},
       {"KV blocks a replica", "batching", "kv_blocks", ""},

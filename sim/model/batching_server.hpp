@@ -84,6 +84,11 @@ class BatchingServer final : public ServerModel {
   void arrive(std::uint32_t slot);
   // Into `replica`'s waiting (or pending, section 10), with a pass if it is idle.
   void join(ReplicaScheduler& replica, std::uint32_t slot);
+  // Section 10b: an arrival that is the engine's own turn, taken at the nearer
+  // end of the step running then (the round, with lockstep).
+  void take_at_turn(ReplicaScheduler& replica, std::uint32_t slot);
+  // The vllm-dp routers' counts as they stood at the latest refresh instant.
+  void refresh_routers();
   // Section 12: a handed-over request queues on its prefill replica's link;
   // at the transfer's end it goes to a decode replica.
   void queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now);
@@ -157,6 +162,10 @@ class BatchingServer final : public ServerModel {
   // the scans at every step end and scheduling pass.
   static constexpr SimTime kIdle = SimTime::ns(-1);
   std::vector<SimTime> step_end_;
+  std::vector<SimTime> step_start_;
+  SimTime round_start_, round_end_;       // lockstep: the round stepping (or last stepped)
+  SimTime refresh_at_ = SimTime::zero();  // the vllm-dp routers' next refresh
+  bool refreshes_ = false;                // a router refreshes its counts
   // The replicas that may be idle with work, a bit each: marked whenever one
   // may become so (its step ends, a request joins it, its held blocks come
   // free, it becomes active), unmarked when a scan finds it is not. A scan for

@@ -24,8 +24,8 @@ void ReplicaScheduler::enqueue(std::uint32_t slot) {
   if (r.prompt_blocks.count() != 0) pool_.fit_groups(r.prompt_blocks.per_id());
 }
 
-void ReplicaScheduler::enqueue_pending(std::uint32_t slot) {
-  pending_.emplace_back(slot, 2);
+void ReplicaScheduler::enqueue_pending(std::uint32_t slot, std::uint32_t count) {
+  pending_.emplace_back(slot, count);
   const BatchedRequest& r = at(slot);
   waiting_tokens_ += queued_tokens(r);
   if (r.prompt_blocks.count() != 0) pool_.fit_groups(r.prompt_blocks.per_id());

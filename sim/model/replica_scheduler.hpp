@@ -63,7 +63,7 @@ class ReplicaScheduler {
   Role role() const { return role_; }
   // Joins the back of waiting (at once) or becomes pending with a count of 2.
   void enqueue(std::uint32_t slot);
-  void enqueue_pending(std::uint32_t slot);
+  void enqueue_pending(std::uint32_t slot, std::uint32_t count = 2);
   // Section 10, at a step end: counts fall by 1, those at 0 join waiting in
   // the order they became pending; all do if nothing is running or waiting.
   void advance_pending();
@@ -92,6 +92,8 @@ class ReplicaScheduler {
   // What the routers see (section 8, pending requests counted as waiting).
   std::uint64_t requests() const { return waiting_.size() + pending_.size() + running_.size(); }
   std::int64_t waiting_tokens() const { return waiting_tokens_; }
+  std::uint64_t queued() const { return waiting_.size() + pending_.size(); }
+  std::uint64_t running() const { return running_.size(); }
   std::uint32_t used_blocks() const { return pool_.used_blocks(); }
   // The hit length in blocks of `r` here, as if it were admitted now.
   std::uint32_t hit_blocks(const BatchedRequest& r) const;

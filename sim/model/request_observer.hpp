@@ -19,6 +19,7 @@ struct RequestOutcome {
   std::uint32_t device = 0;
   std::uint32_t unit = 0;  // the core (edge) or the replica (batching) that served it
   SimTime server_arrival;
+  SimTime queued;  // the turn that took it: server_arrival, unless replayed at turns (10b)
   SimTime start;
   SimTime finish;
   SimTime response;

@@ -15,6 +15,20 @@ std::uint32_t RequestRouter::least_requests(std::span<ReplicaScheduler* const> r
   return best;
 }
 
+void RequestRouter::refresh(std::span<ReplicaScheduler* const> active) {
+  std::fill(waiting_.begin(), waiting_.end(), 0);
+  std::fill(running_.begin(), running_.end(), 0);
+  for (const ReplicaScheduler* s : active) {
+    const std::uint32_t x = s->index();
+    if (x >= waiting_.size()) {
+      waiting_.resize(x + 1, 0);
+      running_.resize(x + 1, 0);
+    }
+    waiting_[x] = s->queued();
+    running_[x] = s->running();
+  }
+}
+
 std::uint32_t RequestRouter::route(const BatchedRequest& r,
                                    std::span<ReplicaScheduler* const> replicas) {
   const auto count = static_cast<std::uint32_t>(replicas.size());
@@ -23,6 +37,28 @@ std::uint32_t RequestRouter::route(const BatchedRequest& r,
       return static_cast<std::uint32_t>(routed_++ % count);
     case RouterKind::kLeastRequests:
       return least_requests(replicas);
+    case RouterKind::kDataParallel: {
+      // vLLM's least 4 x waiting + running; the pick counts as waiting until
+      // the next refresh.
+      std::uint32_t best = 0;
+      std::uint64_t best_score = 0;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const std::uint32_t x = replicas[i]->index();
+        const std::uint64_t score =
+            x < waiting_.size() ? 4 * waiting_[x] + running_[x] : std::uint64_t{0};
+        if (i == 0 || score < best_score) {
+          best = i;
+          best_score = score;
+        }
+      }
+      const std::uint32_t x = replicas[best]->index();
+      if (x >= waiting_.size()) {
+        waiting_.resize(x + 1, 0);
+        running_.resize(x + 1, 0);
+      }
+      ++waiting_[x];
+      return best;
+    }
     case RouterKind::kKvAware: {
       // ceil((W + p - hit) / B) + U, the least; p is the request's num_tokens
       // (a transferred one's is p + 1, section 12).

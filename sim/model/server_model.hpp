@@ -81,6 +81,9 @@ class ServerContext {
   // Refused on reaching the server at `at` (BATCHING.md section 2): never
   // scheduled, no latency of its own.
   virtual void rejected(std::uint64_t id, SimTime at) = 0;
+  // A replayed engine arrival taken at the turn `at`, not its own instant
+  // (BATCHING.md section 10b): its TTFT against the run's counts from there.
+  virtual void queued(std::uint64_t /*id*/, SimTime /*at*/) {}
 
   // `unit` was busy over [from, to) (a request on a core).
   virtual void busy(std::uint32_t unit, SimTime from, SimTime to) = 0;

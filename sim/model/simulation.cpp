@@ -49,6 +49,7 @@ void Simulation::issue(std::uint64_t k) {
   RequestOutcome& o = r.outcome;
   o.device = fleet_.issue(k);
   o.server_arrival = r.request.arrival + network_.transfer(r.request.request_bits);
+  o.queued = o.server_arrival;
   server_.accept(k, r.request, o.server_arrival);
   if (k + 1 < requests_.size())
     engine_.schedule_at(requests_.arrival(k + 1), Phase::kArrival, kIssue, k + 1);

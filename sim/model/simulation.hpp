@@ -58,6 +58,7 @@ class Simulation : private ServerContext {
                 std::uint64_t prefix_hit_tokens) override;
   void decoding(std::uint64_t id, std::uint32_t unit, SimTime transfer_end, SimTime at) override;
   void rejected(std::uint64_t id, SimTime at) override;
+  void queued(std::uint64_t id, SimTime at) override { in_flight(id).outcome.queued = at; }
   void busy(std::uint32_t unit, SimTime from, SimTime to) override;
   void stepped(const StepRecord& step) override;
   void token_gaps(std::span<const Duration> gaps) override;

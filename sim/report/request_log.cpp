@@ -21,7 +21,8 @@ void RequestLog::on_request(std::uint64_t id, const Request&, const RequestOutco
   common_.push_back(
       {o.device, o.unit, o.server_arrival, o.start, o.finish, o.response, o.first_token});
   if (server_details_) {
-    details_.push_back({o.first_token_server, o.preemptions, o.prefix_hit_tokens, o.rejected});
+    details_.push_back(
+        {o.first_token_server, o.queued, o.preemptions, o.prefix_hit_tokens, o.rejected});
     if (handovers_)
       handovers_kept_.push_back({o.decode_unit, o.handed_over, o.transfer_end, o.decode_start});
   } else if (o.rejected) {
@@ -42,6 +43,7 @@ RequestOutcome RequestLog::operator[](std::size_t k) const {
   if (server_details_) {
     const Details& d = details_[k];
     o.first_token_server = d.first_token_server;
+    o.queued = d.queued;
     o.preemptions = d.preemptions;
     o.prefix_hit_tokens = d.prefix_hit_tokens;
     o.rejected = d.rejected;

@@ -35,7 +35,7 @@ class RequestLog : public RequestObserver {
     SimTime server_arrival, start, finish, response, first_token;
   };
   struct Details {
-    SimTime first_token_server;
+    SimTime first_token_server, queued;
     std::uint32_t preemptions, prefix_hit_tokens;
     bool rejected;
   };

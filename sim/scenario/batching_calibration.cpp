@@ -34,6 +34,13 @@ struct Chain {
     ends.push_back(end);
     prefix.push_back(sum);
   }
+  // The gradient of instant t, a step's start or end: its prefix at a step's
+  // end, else 0 (a stretch begins at an arrival, a constant).
+  StepCoefficients at_turn(SimTime t) const {
+    const auto it = std::lower_bound(ends.begin(), ends.end(), t);
+    if (it == ends.end() || *it != t) return StepCoefficients{};
+    return prefix[static_cast<std::size_t>(it - ends.begin())];
+  }
   const StepCoefficients& at(SimTime end) const {
     const auto it = std::lower_bound(ends.begin(), ends.end(), end);
     if (it == ends.end() || *it != end) {
@@ -99,13 +106,15 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
     if (r.rejected) continue;
     const Chain& chain = chains[knobs.lockstep ? 0 : r.unit];
     const StepCoefficients& first = chain.at(r.first_token_server);
-    const double arrival = SimTime::ns(replay.trace.records[k].offset_ns).seconds();
+    // The TTFT counts from the engine's turn that took the request (section
+    // 10b), a step's start or end when it arrived during a step.
+    const StepCoefficients origin = chain.at_turn(r.queued);
     const double scale = replay.ttft_scale_s;
-    out.residuals.push_back(ttft_weight * (r.first_token_server.seconds() - arrival - m.ttft_s) /
+    out.residuals.push_back(ttft_weight * ((r.first_token_server - r.queued).seconds() - m.ttft_s) /
                             scale);
     StepCoefficients row;
     for (std::size_t i = 0; i < kStepTerms; ++i)
-      row[i] = ttft_weight * first[i] / scale;
+      row[i] = ttft_weight * (first[i] - origin[i]) / scale;
     out.jacobian.push_back(row);
     if (m.tpot_s && m.output_tokens >= 2) {
       const StepCoefficients& last = chain.at(r.finish);
@@ -361,9 +370,12 @@ std::vector<StepCoefficients> measured_starts(const MeasuredReplay& replay,
   }
   std::sort(tpots.begin(), tpots.end());
   const double step = tpots.empty() ? replay.ttft_scale_s : tpots[tpots.size() / 2];
+  // Taken at a turn during a step (section 10b), a request's prefill runs in
+  // the step after next with async scheduling: two steps before it, else one.
+  const double turns = knobs.async_scheduling && knobs.replay_turns && replay.engine_turns ? 2 : 1;
   for (const MeasuredFigures& m : replay.measured) {
     if (m.ttft_s < 3 * step && m.input_tokens > 0) {
-      prefill.push_back(std::max(0.0, m.ttft_s - step) / m.input_tokens);
+      prefill.push_back(std::max(0.0, m.ttft_s - turns * step) / m.input_tokens);
     }
   }
   std::sort(prefill.begin(), prefill.end());

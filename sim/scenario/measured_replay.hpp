@@ -70,6 +70,9 @@ struct MeasuredReplay {
   std::vector<MeasuredTick> ticks;
   std::vector<PublishedFigure> published;
   std::optional<double> tick_s;  // the timeseries' tick (meta.json, else the rows')
+  // Arrivals are the engine's own turns (a run folder's queued_ts), replayed
+  // by section 10b's rule; a measurement file's are the client's.
+  bool engine_turns = false;
 
   // The replay's tasks (block ids point into `trace`).
   RequestList tasks() const;

@@ -480,13 +480,20 @@ const Table& table() {
           const std::string name = text(v, src, l);
           if (!parse_router_kind(name, s.batching.router)) {
             const auto near =
-                nearest(name, {"round-robin", "least-requests", "kv-aware", "prefix"});
+                nearest(name, {"round-robin", "least-requests", "kv-aware", "prefix", "vllm-dp"});
             bad(src, l,
-                "must be round-robin, least-requests, kv-aware or prefix, got " + shown(v) +
-                    (near ? " (did you mean " + *near + "?)" : std::string()));
+                "must be round-robin, least-requests, kv-aware, prefix or vllm-dp, got " +
+                    shown(v) + (near ? " (did you mean " + *near + "?)" : std::string()));
           }
         },
         [](const Settings& s) { return nlohmann::ordered_json(to_string(s.batching.router)); }}},
+      {"batching.router_refresh_s",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          const double every = at_least(v, 0, src, l);
+          if (!(every >= 1e-9)) bad(src, l, "must be at least 1e-9 (1 ns), got " + shown(v));
+          s.batching.router_refresh_s = every;
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.batching.router_refresh_s); }}},
       {"batching.max_num_seqs", batching_count(&BatchingKnobs::max_num_seqs, kMaxKvBlocks)},
       {"batching.max_num_batched_tokens",
        batching_count(&BatchingKnobs::max_num_batched_tokens, std::int64_t{1} << 40)},
@@ -524,9 +531,10 @@ const Table& table() {
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           const std::string name = text(v, src, l);
           if (name == "prefix" || !parse_router_kind(name, s.batching.decode_router)) {
-            const auto near = nearest(name, {"round-robin", "least-requests", "kv-aware"});
+            const auto near =
+                nearest(name, {"round-robin", "least-requests", "kv-aware", "vllm-dp"});
             bad(src, l,
-                "must be round-robin, least-requests or kv-aware, got " + shown(v) +
+                "must be round-robin, least-requests, kv-aware or vllm-dp, got " + shown(v) +
                     (near && *near != name ? " (did you mean " + *near + "?)" : std::string()));
           }
         },
@@ -543,6 +551,7 @@ const Table& table() {
         [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_gbps); }}},
       {"batching.kv_link_latency_s", batching_real(&BatchingKnobs::kv_link_latency_s)},
       {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
+      {"batching.replay_turns", batching_switch(&BatchingKnobs::replay_turns)},
       {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
       {"batching.gpus", count_key64(&Settings::gpus_per_replica, 1, 1'000'000)},
       {"batching.price_per_gpu_hour", real_key(&Settings::price_per_gpu_hour, non_negative)},

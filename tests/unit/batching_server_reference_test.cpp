@@ -88,6 +88,7 @@ struct Replica {
   std::vector<std::pair<int, int>> pending;  // (request, count), in the order they came
   std::vector<std::pair<int, std::int64_t>> batch;
   bool stepping = false;
+  std::int64_t start = 0;
   std::int64_t end = 0;
   std::int64_t busy = 0;  // this life's step time
   std::int64_t peak = 0;
@@ -187,6 +188,22 @@ class Reference {
       if (!now) break;
       const std::int64_t t = *now;
       end = t;
+      // The vllm-dp routers' counts, as they stand at each refresh instant
+      // (before the instant's events).
+      const std::int64_t every = std::llround(k_.router_refresh_s * 1e9);
+      if (t >= next_refresh_) {
+        next_refresh_ = (t / every + 1) * every;
+        for (int side = 0; side < 2; ++side) {
+          counts_[side].assign(reps_.size(), {0, 0});
+          for (std::size_t r = 0; r < reps_.size(); ++r) {
+            const Replica& rep = reps_[r];
+            if (rep.state != State::kActive || (role(rep) == Role::kDecode) != (side == 1))
+              continue;
+            counts_[side][r] = {static_cast<std::int64_t>(rep.waiting.size() + rep.pending.size()),
+                                static_cast<std::int64_t>(rep.running.size())};
+          }
+        }
+      }
       // (0) starting replicas due now become active, with a fresh cache.
       for (Replica& rep : reps_) {
         if (rep.state == State::kStarting && rep.activate_at == t) activate(rep, t);
@@ -346,6 +363,9 @@ class Reference {
   }
 
   std::vector<RequestReport> reports;
+  // vllm-dp: by replica, (waiting, running) of the latest refresh, a side.
+  std::vector<std::pair<std::int64_t, std::int64_t>> counts_[2];
+  std::int64_t next_refresh_ = 0;
   std::vector<StepRecord> steps;
   std::vector<Duration> gaps;
   std::vector<test::BusyReport> busy;
@@ -554,6 +574,20 @@ class Reference {
       return view[best];
     };
     switch (decode ? k_.decode_router : k_.router) {
+      case RouterKind::kDataParallel: {
+        // The counts of the latest refresh, this side's picks since counted
+        // as waiting; the least 4 x waiting + running.
+        auto& counts = counts_[decode ? 1 : 0];
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < n; ++i) {
+          const auto score = [&](std::size_t x) {
+            return 4 * counts[view[x]].first + counts[view[x]].second;
+          };
+          if (score(i) < score(best)) best = i;
+        }
+        ++counts[view[best]].first;
+        return view[best];
+      }
       case RouterKind::kRoundRobin:
         return view[turn++ % n];
       case RouterKind::kLeastRequests:
@@ -611,7 +645,27 @@ class Reference {
       return;
     }
     ++unfinished_;
-    join(route(q), i);
+    const std::size_t r = route(q);
+    if (!k_.engine_turn_arrivals) {
+      join(r, i);
+      return;
+    }
+    // Section 10b: taken at the nearer end of the step (the round) running.
+    const Replica* running = reps_[r].stepping ? &reps_[r] : nullptr;
+    if (k_.lockstep) {
+      for (const Replica& rep : reps_) {
+        if (rep.stepping) running = &rep;
+      }
+    }
+    if (running == nullptr) {
+      join(r, i);
+    } else if (k_.async_scheduling && t - running->start <= running->end - t) {
+      reps_[r].pending.push_back({i, 1});
+      reports[i].queued = SimTime::ns(running->start);
+    } else {
+      reports[i].queued = SimTime::ns(running->end);
+      join(r, i);
+    }
   }
 
   // Into replica r's waiting, or pending (section 10).
@@ -688,6 +742,7 @@ class Reference {
   void start_step(std::size_t r, std::int64_t t, std::int64_t end_ns, StepRecord& s) {
     Replica& rep = reps_[r];
     rep.stepping = true;
+    rep.start = t;
     rep.end = end_ns;
     rep.busy += end_ns - t;
     s.end = SimTime::ns(end_ns);
@@ -958,7 +1013,7 @@ Workload random_workload(std::uint64_t seed) {
   Workload w;
   BatchingKnobs& k = w.knobs;
   k.replicas = 1 + pick(3);
-  k.router = static_cast<RouterKind>(pick(4));
+  k.router = static_cast<RouterKind>(pick(5));
   k.block_tokens = std::int64_t{1} << pick(3);  // 1, 2, 4
   k.kv_blocks = 3 + pick(22);
   k.max_num_batched_tokens = 1 + pick(24);
@@ -974,6 +1029,8 @@ Workload random_workload(std::uint64_t seed) {
   k.step_prefill_pair_s = pick(2) == 0 ? 0 : pick(30) * 1e-9;
   k.step_decode_token_s = pick(30) * 1e-6;
   k.step_decode_context_s = pick(2) == 0 ? 0 : pick(30) * 1e-8;
+  k.router_refresh_s = (1 + pick(40)) * 1e-4;
+  k.engine_turn_arrivals = pick(2) == 0;
   add_requests(rng, k.block_tokens, k.model_len(), w);
   return w;
 }
@@ -1014,6 +1071,7 @@ void expect_same_instants(const test::ServerHarness& harness, const naive::Refer
     EXPECT_EQ(a.rejected, b.rejected) << "request " << i;
     EXPECT_EQ(a.preemptions, b.preemptions) << "request " << i;
     EXPECT_EQ(a.prefix_hit_tokens, b.prefix_hit_tokens) << "request " << i;
+    EXPECT_EQ(a.queued, b.queued) << "request " << i;
     // Conservation: finished or rejected, never both.
     EXPECT_NE(a.finish.has_value(), a.rejected.has_value()) << "request " << i;
   }
@@ -1027,7 +1085,7 @@ void expect_same_instants(const test::ServerHarness& harness, const naive::Refer
 }
 
 TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
-  std::uint64_t preempting = 0, evicting = 0, rejecting = 0, hitting = 0;
+  std::uint64_t preempting = 0, evicting = 0, rejecting = 0, hitting = 0, early = 0, late = 0;
   const char* env = std::getenv("BATCHING_REFERENCE_SEEDS");
   const std::uint64_t seeds = env ? std::strtoull(env, nullptr, 10) : 2000;
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
@@ -1063,6 +1121,11 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
         EXPECT_EQ(test::PoolInspector::count(pool, blk), 0u);
       EXPECT_EQ(replica->requests(), 0u);
     }
+    for (std::size_t i = 0; i < w.requests.size(); ++i) {
+      const std::optional<SimTime> q = harness.reports[i].queued;
+      early += q && *q < w.requests[i].server_arrival;
+      late += q && *q > w.requests[i].server_arrival;
+    }
     preempting += *a.figures[1].value > 0;
     evicting += *a.figures[2].value > 0;
     rejecting += *a.figures[0].value > 0;
@@ -1074,6 +1137,9 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
   EXPECT_GT(evicting, 40u);
   EXPECT_GT(rejecting, 20u);
   EXPECT_GT(hitting, 80u);
+  // Section 10b's arrivals taken at a step's start and at its end.
+  EXPECT_GT(early, 200u);
+  EXPECT_GT(late, 200u);
 }
 
 // A random small fleet (section 11): one to three classes, each with its own
@@ -1090,11 +1156,13 @@ Fleet random_fleet(std::uint64_t seed) {
   const auto pick = [&](std::uint32_t n) { return rng(n); };
   Fleet f;
   BatchingKnobs& k = f.workload.knobs;
-  k.router = static_cast<RouterKind>(pick(4));
+  k.router = static_cast<RouterKind>(pick(5));
   k.block_tokens = std::int64_t{1} << pick(3);
   k.prefix_caching = pick(4) != 0;
   k.reserve_full_prompt = pick(2) == 0;
   k.async_scheduling = pick(3) == 0;
+  k.router_refresh_s = (1 + pick(40)) * 1e-4;
+  k.engine_turn_arrivals = pick(2) == 0;
   const std::uint32_t count = 1 + pick(3);
   std::int64_t least_k = 0;
   for (std::uint32_t c = 0; c < count; ++c) {
@@ -1252,7 +1320,9 @@ Fleet random_disaggregated_fleet(std::uint64_t seed) {
   pcg32 rng(seed, 23);
   const auto pick = [&](std::uint32_t n) { return rng(n); };
   BatchingKnobs& k = f.workload.knobs;
-  k.decode_router = static_cast<RouterKind>(pick(3));
+  constexpr RouterKind kDecodeRouters[] = {RouterKind::kRoundRobin, RouterKind::kLeastRequests,
+                                           RouterKind::kKvAware, RouterKind::kDataParallel};
+  k.decode_router = kDecodeRouters[pick(4)];
   k.kv_link_latency_s = pick(3) == 0 ? 0 : pick(20) * 1e-4;
   k.kv_bytes_per_token = pick(4) == 0 ? 0 : (1 + pick(100)) * 100.0;
   k.kv_link_gbps = (1 + pick(40)) * 0.01;  // a 48-token prompt of 10 kB a token: 0.1 to 4 s

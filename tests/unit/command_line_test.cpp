@@ -675,8 +675,12 @@ TEST_F(CommandLine, MessagesSayWhatIsMeant) {
       {{"--server", "batching", "--replicas", "-2"},
        "--replicas: must be a whole number from 1 to 1000000, got -2"},
       {{"--server", "batching", "--router", "prefx"},
-       "--router: must be round-robin, least-requests, kv-aware or prefix, got \"prefx\" (did "
-       "you mean prefix?)"},
+       "--router: must be round-robin, least-requests, kv-aware, prefix or vllm-dp, got "
+       "\"prefx\" (did you mean prefix?)"},
+      {{"--server", "batching", "--router-refresh-s", "0"},
+       "--router-refresh-s: must be at least 1e-9 (1 ns), got 0.0"},
+      {{"--server", "batching", "--replay-turns", "sometimes"},
+       "--replay-turns: expected on or off, got 'sometimes'"},
       {{"--server", "kbatching"},
        "--server: must be edge or batching, got \"kbatching\" (did you "
        "mean batching?)"},

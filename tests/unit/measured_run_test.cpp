@@ -315,52 +315,68 @@ TEST(MeasuredRunReader, WorkloadOfAnotherLengthIsRefused) {
 // A run infersim simulated itself, with known step costs, written as a run
 // folder and fitted: the fit finds the costs again. The schedule it replays
 // is then the one that made the run, so every instant is exact up to the
-// nine decimals written, and the coefficients come back within 1 %.
+// nine decimals written, and the coefficients come back within 1 %; so too
+// with arrivals taken at the engine's turns (section 10b), the run's
+// queued_ts then being the turns that took them.
 TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
   const MeasuredRun real = read_measured_run(measured_path(kQwen32));
   const Trace work = workload("sharegpt-qwen3-32b-300-sps10.jsonl");
   const MeasuredReplay real_replay = prepare_replay(real, work, "");
-  EngineSetup engine = engine_setup(real, BatchingKnobs{}, {});
-  engine.knobs.kv_blocks = 20000;
-  engine.kv_blocks_known = true;
-  const StepCoefficients truth = {0.025, 1.5e-4, 2e-8, 4e-5, 2.5e-7};
-  BatchingKnobs knobs = engine.knobs;
-  set_coefficients(knobs, truth);
-  const Replay made = replay_measured(real_replay, knobs);
+  for (const bool turns : {false, true}) {
+    SCOPED_TRACE(turns ? "taken at turns" : "taken as they come");
+    BatchingKnobs base;
+    base.replay_turns = turns;
+    EngineSetup engine = engine_setup(real, base, {});
+    engine.knobs.kv_blocks = 20000;
+    engine.kv_blocks_known = true;
+    const StepCoefficients truth = {0.025, 1.5e-4, 2e-8, 4e-5, 2.5e-7};
+    BatchingKnobs knobs = engine.knobs;
+    set_coefficients(knobs, truth);
+    const Replay made = replay_measured(real_replay, knobs);
 
-  // requests.jsonl with the replay's instants (bench-i in replay order, on
-  // an engine clock starting at 1000 s), meta.json with the knobs.
-  const auto dir = fresh_dir("simulated");
-  std::string lines;
-  for (std::size_t k = 0; k < made.requests.size(); ++k) {
-    const RequestOutcome r = made.requests[k];
-    const MeasuredFigures& m = real_replay.measured[k];
-    const double arrival = 1000 + SimTime::ns(real_replay.trace.records[k].offset_ns).seconds();
-    char text[400];
-    std::snprintf(text, sizeof(text),
-                  "{\"request_id\": \"bench-%llu\", \"input_toks\": %u, \"output_toks\": %u, "
-                  "\"queued_ts\": %.9f, \"scheduled_ts\": %.9f, \"first_token_ts\": %.9f, "
-                  "\"last_token_ts\": %.9f}\n",
-                  static_cast<unsigned long long>(m.request), m.input_tokens, m.output_tokens,
-                  arrival, 1000 + r.start.seconds(), 1000 + r.first_token_server.seconds(),
-                  1000 + r.finish.seconds());
-    lines += text;
+    // requests.jsonl with the replay's instants (bench-i in replay order, on
+    // an engine clock starting at 1000 s), meta.json with the knobs.
+    const auto dir = fresh_dir(turns ? "simulated-turns" : "simulated");
+    std::string lines;
+    std::size_t moved = 0;
+    for (std::size_t k = 0; k < made.requests.size(); ++k) {
+      const RequestOutcome r = made.requests[k];
+      const MeasuredFigures& m = real_replay.measured[k];
+      // The engine stamps queued_ts at the turn that took the request.
+      moved += r.queued != r.server_arrival;
+      const double arrival = 1000 + r.queued.seconds();
+      char text[400];
+      std::snprintf(text, sizeof(text),
+                    "{\"request_id\": \"bench-%llu\", \"input_toks\": %u, \"output_toks\": %u, "
+                    "\"queued_ts\": %.9f, \"scheduled_ts\": %.9f, \"first_token_ts\": %.9f, "
+                    "\"last_token_ts\": %.9f}\n",
+                    static_cast<unsigned long long>(m.request), m.input_tokens, m.output_tokens,
+                    arrival, 1000 + r.start.seconds(), 1000 + r.first_token_server.seconds(),
+                    1000 + r.finish.seconds());
+      lines += text;
+    }
+    // Taken at turns, most requests (which arrive while a step runs) move.
+    if (turns) {
+      EXPECT_GT(moved, 200u);
+    } else {
+      EXPECT_EQ(moved, 0u);
+    }
+    write_file(dir / "requests.jsonl", lines);
+    write_file(dir / "meta.json",
+               "{\"engine_kwargs\": {\"max_num_seqs\": 128, \"max_num_batched_tokens\": 2048, "
+               "\"data_parallel_size\": 1}, \"kv_cache\": {\"num_gpu_blocks\": 20001, "
+               "\"block_size\": 16}}\n");
+    const MeasuredRun simulated = read_measured_run(dir);
+    const MeasuredReplay replay = prepare_replay(simulated, work, "");
+    const EngineSetup setup = engine_setup(simulated, base, {});
+    ASSERT_TRUE(setup.kv_blocks_known);
+    ASSERT_EQ(setup.knobs.kv_blocks, 20000);
+    const BatchingFit fit = fit_batching(replay, setup);
+    for (std::size_t i = 0; i < kStepTerms; ++i) {
+      EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepTermKeys[i];
+    }
+    EXPECT_LT(fit.loss.total, 1e-8);
   }
-  write_file(dir / "requests.jsonl", lines);
-  write_file(dir / "meta.json",
-             "{\"engine_kwargs\": {\"max_num_seqs\": 128, \"max_num_batched_tokens\": 2048, "
-             "\"data_parallel_size\": 1}, \"kv_cache\": {\"num_gpu_blocks\": 20001, "
-             "\"block_size\": 16}}\n");
-  const MeasuredRun simulated = read_measured_run(dir);
-  const MeasuredReplay replay = prepare_replay(simulated, work, "");
-  const EngineSetup setup = engine_setup(simulated, BatchingKnobs{}, {});
-  ASSERT_TRUE(setup.kv_blocks_known);
-  ASSERT_EQ(setup.knobs.kv_blocks, 20000);
-  const BatchingFit fit = fit_batching(replay, setup);
-  for (std::size_t i = 0; i < kStepTerms; ++i) {
-    EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepTermKeys[i];
-  }
-  EXPECT_LT(fit.loss.total, 1e-8);
 }
 
 // A calibrated settings file serves any trace as it is: the format is found

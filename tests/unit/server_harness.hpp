@@ -52,6 +52,8 @@ struct RequestReport {
   std::optional<SimTime> transfer_end;
   std::optional<SimTime> decode_start;
   std::uint32_t decode_unit = 0;
+  // Taken at a turn other than its arrival (BATCHING.md section 10b).
+  std::optional<SimTime> queued;
 };
 
 struct BusyReport {
@@ -128,6 +130,11 @@ class ServerHarness final : public ServerContext {
     r.transfer_end = transfer_end;
     r.decode_start = at;
     r.decode_unit = unit;
+  }
+  void queued(std::uint64_t id, SimTime at) override {
+    RequestReport& r = report(id);
+    if (r.queued || r.start) throw std::logic_error("queued twice or after start");
+    r.queued = at;
   }
   void rejected(std::uint64_t id, SimTime at) override {
     RequestReport& r = report(id);
