@@ -13,7 +13,7 @@
 namespace infersim {
 
 // Every request's outcome, kept in 48 bytes a request (the fields every server
-// has), and the batching server's own in 24 more when asked for.
+// has), and the batching server's own in 32 more when asked for.
 class RequestLog : public RequestObserver {
  public:
   RequestLog() : RequestLog(0, false) {}

@@ -474,6 +474,70 @@ TEST(BatchingServer, RoutersChooseTheReplicaTheirRuleNames) {
   }
 }
 
+// vllm-dp, R = 2, counts refreshed every second. At 0 (a refresh: (0, 0)
+// and (0, 0)): A scores 0 and 0, replica 0, which now counts 1 waiting; B
+// scores 4 and 0, replica 1; C 4 and 4, replica 0 (the tie). A and C finish
+// at 1,008,000, B at 1,004,000. D at 2,000,000 still sees the picks (2 and 1
+// waiting): 8 against 4, replica 1, where exact counts (0 and 0) send it to
+// replica 0. Refreshed every millisecond, 2,000,000 is a refresh instant:
+// replica 0.
+TEST(BatchingServer, VllmDpRoutesByRefreshedCountsAndItsOwnPicks) {
+  BatchingKnobs k = small({.replicas = 2, .router = RouterKind::kDataParallel});
+  k.router_refresh_s = 1;
+  const std::vector<FedRequest> requests{fed(0, 4, 1), fed(0, 4, 1), fed(0, 4, 1),
+                                         fed(2'000'000, 4, 1)};
+  const Served stale(k, requests);
+  EXPECT_EQ(units(stale), (std::vector<std::uint32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(stale[0].finish, t(1'008'000));
+  EXPECT_EQ(stale[1].finish, t(1'004'000));
+  k.router_refresh_s = 0.001;
+  EXPECT_EQ(units(Served(k, requests)), (std::vector<std::uint32_t>{0, 1, 0, 0}));
+}
+
+// A running request's count: with it running on replica 0 at the refresh,
+// the next arrival goes to replica 1. A (p = 4, o = 3) steps from 0; at
+// 1,500,000 (a refresh, every 0.5 ms) it runs: (0, 1) against (0, 0). B:
+// replica 1. C, at the same instant: 1 against 4, replica 0.
+TEST(BatchingServer, VllmDpCountsRunningRequestsOnce) {
+  BatchingKnobs k = small({.replicas = 2, .router = RouterKind::kDataParallel});
+  k.router_refresh_s = 0.0005;
+  const Served run(k, {fed(0, 4, 3), fed(1'500'000, 4, 1), fed(1'500'000, 4, 1)});
+  EXPECT_EQ(units(run), (std::vector<std::uint32_t>{0, 1, 0}));
+}
+
+// Arrivals taken at the engine's turns (section 10b), async, one replica. A
+// (p = 4, o = 3) steps over [0, 1,004,000). B at 300,000 is nearer the step's
+// start: taken there, pending 1, it joins at 1,004,000 and step 2 holds its
+// prefill with A's decode (1,014,000: ends 2,018,000, B's token). C at
+// 800,000 is nearer the end: taken at 1,004,000, pending 2, it joins at
+// 2,018,000 and step 3 holds it with A's last decode (ends 3,032,000). B's
+// turn is 0, C's 1,004,000; A arrived at an idle replica: its own instant.
+// Without turns both wait for step 3, after A's lone decode (2,014,000).
+TEST(BatchingServer, ReplayedArrivalsAreTakenAtTheNearerEndOfTheStep) {
+  BatchingKnobs k = small({.async_scheduling = true});
+  k.engine_turn_arrivals = true;
+  const std::vector<FedRequest> requests{fed(0, 4, 3), fed(300'000, 4, 1), fed(800'000, 4, 1)};
+  const Served run(k, requests);
+  EXPECT_FALSE(run[0].queued.has_value());
+  EXPECT_EQ(run[1].queued, t(0));
+  EXPECT_EQ(run[1].start, t(1'004'000));
+  EXPECT_EQ(run[1].finish, t(2'018'000));
+  EXPECT_EQ(run[2].queued, t(1'004'000));
+  EXPECT_EQ(run[2].start, t(2'018'000));
+  EXPECT_EQ(run[2].finish, t(3'032'000));
+  k.engine_turn_arrivals = false;
+  const Served plain(k, requests);
+  EXPECT_EQ(plain[1].start, t(2'014'000));
+  EXPECT_FALSE(plain[1].queued.has_value());
+  // Without async scheduling each is taken at the step's end and starts there.
+  k.async_scheduling = false;
+  k.engine_turn_arrivals = true;
+  const Served sync(k, requests);
+  EXPECT_EQ(sync[1].queued, t(1'004'000));
+  EXPECT_EQ(sync[2].queued, t(1'004'000));
+  EXPECT_EQ(sync[1].start, t(1'004'000));
+}
+
 // prefix, R = 2: X (ids [1, 2]) caches its prompt on replica 0. At 2,000,000,
 // 36 requests with ids [1, 2, 3] (hit 8 of 12 on replica 0). The first 33 go
 // to replica 0; then hi - lo = 33 > 32 and 33 > 1.1 * 0: the 34th goes to the
