@@ -261,6 +261,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
         derive_at_run(source->engine, *pair.gpu, *pair.model, catalog, given);
     }
     settings.batching = source->engine.knobs;
+    // With replay_turns, the run itself takes a run folder's arrivals at the
+    // engine's turns, so that its outputs are the schedule set against it.
+    settings.batching.engine_turn_arrivals =
+        settings.batching.replay_turns && source->replay.engine_turns;
     validate_settings(settings, "");
     out << trace_line(loaded.trace) << '\n';
     out << "Measured: " << source->replay.source << ", " << source->replay.measured.size()

@@ -34,8 +34,8 @@ struct Chain {
     ends.push_back(end);
     prefix.push_back(sum);
   }
-  // The gradient of instant t, a step's start or end: its prefix at a step's
-  // end, else 0 (a stretch begins at an arrival, a constant).
+  // The gradient of t, a step's start or end: its prefix at a step's end,
+  // else 0 (a stretch begins at an arrival, a constant).
   StepCoefficients at_turn(SimTime t) const {
     const auto it = std::lower_bound(ends.begin(), ends.end(), t);
     if (it == ends.end() || *it != t) return StepCoefficients{};
@@ -107,8 +107,9 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
     const Chain& chain = chains[knobs.lockstep ? 0 : r.unit];
     const StepCoefficients& first = chain.at(r.first_token_server);
     // The TTFT counts from the engine's turn that took the request (section
-    // 10b), a step's start or end when it arrived during a step.
-    const StepCoefficients origin = chain.at_turn(r.queued);
+    // 10b): its arrival, a constant, or a step's start or end.
+    const StepCoefficients origin =
+        r.queued == r.server_arrival ? StepCoefficients{} : chain.at_turn(r.queued);
     const double scale = replay.ttft_scale_s;
     out.residuals.push_back(ttft_weight * ((r.first_token_server - r.queued).seconds() - m.ttft_s) /
                             scale);
