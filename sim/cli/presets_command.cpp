@@ -29,10 +29,12 @@ constexpr const char* kPresetsUsage =
     "                               [--max-num-seqs N] [--max-num-batched-tokens N]\n"
     "       infersim presets derive --all --write DIR\n"
     "       infersim presets fit --measured RUN [--measured RUN ...] [--gpu GPU]\n"
-    "                            [--form roofline|sum] [--write FILE] [-j N]\n"
+    "                            [--form roofline|sum] [--replay-turns on|off] [--write FILE]\n"
+    "                            [-j N]\n"
     "       infersim presets predict --measured RUN [--measured RUN ...] [--gpu GPU]\n"
+    "                            [--replay-turns on|off]\n"
     "       infersim presets validate --measured RUN [--measured RUN ...] [--gpu GPU]\n"
-    "                            [--form roofline|sum] [-j N]\n"
+    "                            [--form roofline|sum] [--replay-turns on|off] [-j N]\n"
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
     "factors are settings/hardware/efficiency.json's.\n";
 
@@ -122,9 +124,21 @@ std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
     }
     roofline = form == "roofline";
   }
+  bool turns = false;
+  if (vm.count("replay-turns")) {
+    const std::string text = vm["replay-turns"].as<std::string>();
+    if (text != "on" && text != "off") {
+      throw InputError("", 0, "--replay-turns", "expected on or off, got '" + text + "'");
+    }
+    turns = text == "on";
+  }
   std::vector<HardwareRunSource> runs;
-  for (const std::string& dir : vm["measured"].as<std::vector<std::string>>())
+  for (const std::string& dir : vm["measured"].as<std::vector<std::string>>()) {
     runs.push_back(load_hardware_run(dir, catalog, gpu, std::nullopt, roofline));
+    // Every replay of the run: with the factors' costs and its own fit's.
+    runs.back().knobs.replay_turns = turns;
+    runs.back().source.engine.knobs.replay_turns = turns;
+  }
   return runs;
 }
 
@@ -253,7 +267,10 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
       "measured", po::value<std::vector<std::string>>(),
       "fit, predict, validate: a measured run folder")(
       "form", po::value<std::string>(), "fit, validate: roofline or sum (efficiency.json's)")(
-      "jobs,j", po::value<std::string>(), "threads for the fits' starts");
+      "replay-turns", po::value<std::string>(),
+      "fit, predict, validate: on or off: the runs' arrivals taken at the engine's turns "
+      "(BATCHING.md section 10b; off)")("jobs,j", po::value<std::string>(),
+                                        "threads for the fits' starts");
   const po::variables_map vm =
       parse_options({args.begin() + 1, args.end()}, options, {}, {"presets", "", ""});
   if (vm.count("help")) {

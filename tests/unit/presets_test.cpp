@@ -191,5 +191,28 @@ TEST(Presets, EveryPresetServesASmallTraceWithItsPrefillStepAsTheFirstToken) {
   }
 }
 
+// presets predict on the MoE run, replayed at the engine's turns or not
+// (BATCHING.md section 10b): the median moves from +9.3 % to -7.1 % with
+// the same factors; a value other than on or off is refused.
+TEST(Presets, PredictReplaysAtTheEnginesTurnsWhenAsked) {
+  const std::string run = test::measured_path("RTXPRO6000-Qwen3-30B-A3B-Instruct-2507");
+  const auto median = [](const std::string& out) {
+    const std::size_t at = out.find("TTFT Median");
+    return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+  };
+  const auto plain =
+      test::run_cli({"presets", "predict", "--gpu", "rtx-pro-6000", "--measured", run});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_THAT(median(plain.out), ::testing::HasSubstr("+9.3%"));
+  const auto turns = test::run_cli(
+      {"presets", "predict", "--gpu", "rtx-pro-6000", "--measured", run, "--replay-turns", "on"});
+  ASSERT_EQ(turns.status, 0) << turns.err;
+  EXPECT_THAT(median(turns.out), ::testing::HasSubstr("-7.1%"));
+  const auto bad = test::run_cli({"presets", "validate", "--gpu", "rtx-pro-6000", "--measured", run,
+                                  "--replay-turns", "maybe"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("--replay-turns: expected on or off, got 'maybe'"));
+}
+
 }  // namespace
 }  // namespace infersim
