@@ -109,8 +109,6 @@ void BatchingServer::for_each_ready(Visit visit) {
 void BatchingServer::begin_step(std::uint32_t replica, SimTime start, SimTime end) {
   step_end_[replica] = end;
   step_start_[replica] = start;
-  round_start_ = start;
-  round_end_ = end;
   replicas_[replica].scheduler->add_busy(start, end);
   ++stepping_;
 }
@@ -246,15 +244,22 @@ void BatchingServer::join(ReplicaScheduler& replica, std::uint32_t slot) {
 
 void BatchingServer::take_at_turn(ReplicaScheduler& replica, std::uint32_t slot) {
   const std::uint32_t i = replica.index();
-  const bool busy = knobs_.lockstep ? any_stepping() : !idle(i);
-  if (!busy) {
+  // The step running: the replica's own, or with lockstep the round's, which
+  // every stepping replica shares.
+  std::uint32_t k = i;
+  if (knobs_.lockstep && any_stepping()) {
+    k = 0;
+    while (idle(k))
+      ++k;
+  }
+  if (idle(k)) {
     join(replica, slot);
     return;
   }
   // Strictly inside the step: steps end before arrivals of their instant and
   // form after them.
-  const SimTime start = knobs_.lockstep ? round_start_ : step_start_[i];
-  const SimTime end = knobs_.lockstep ? round_end_ : step_end_[i];
+  const SimTime start = step_start_[k];
+  const SimTime end = step_end_[k];
   if (knobs_.async_scheduling && now_ - start <= end - now_) {
     // Taken as the step began: planned into the step after it.
     mark(i);

@@ -163,7 +163,6 @@ class BatchingServer final : public ServerModel {
   static constexpr SimTime kIdle = SimTime::ns(-1);
   std::vector<SimTime> step_end_;
   std::vector<SimTime> step_start_;
-  SimTime round_start_, round_end_;       // lockstep: the round stepping (or last stepped)
   SimTime refresh_at_ = SimTime::zero();  // the vllm-dp routers' next refresh
   bool refreshes_ = false;                // a router refreshes its counts
   // The replicas that may be idle with work, a bit each: marked whenever one

@@ -15,15 +15,18 @@ std::uint32_t RequestRouter::least_requests(std::span<ReplicaScheduler* const> r
   return best;
 }
 
+void RequestRouter::counts_for(std::uint32_t index) {
+  if (index < waiting_.size()) return;
+  waiting_.resize(index + 1, 0);
+  running_.resize(index + 1, 0);
+}
+
 void RequestRouter::refresh(std::span<ReplicaScheduler* const> active) {
   std::fill(waiting_.begin(), waiting_.end(), 0);
   std::fill(running_.begin(), running_.end(), 0);
   for (const ReplicaScheduler* s : active) {
     const std::uint32_t x = s->index();
-    if (x >= waiting_.size()) {
-      waiting_.resize(x + 1, 0);
-      running_.resize(x + 1, 0);
-    }
+    counts_for(x);
     waiting_[x] = s->queued();
     running_[x] = s->running();
   }
@@ -52,10 +55,7 @@ std::uint32_t RequestRouter::route(const BatchedRequest& r,
         }
       }
       const std::uint32_t x = replicas[best]->index();
-      if (x >= waiting_.size()) {
-        waiting_.resize(x + 1, 0);
-        running_.resize(x + 1, 0);
-      }
+      counts_for(x);
       ++waiting_[x];
       return best;
     }

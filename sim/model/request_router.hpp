@@ -29,6 +29,8 @@ class RequestRouter {
 
  private:
   static std::uint32_t least_requests(std::span<ReplicaScheduler* const> replicas);
+  // vllm-dp: room in the counts for replica `index` (0 and 0 until counted).
+  void counts_for(std::uint32_t index);
 
   RouterKind kind_;
   std::int64_t block_tokens_;
