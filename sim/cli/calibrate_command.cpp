@@ -35,7 +35,7 @@ constexpr const char* kUsage =
     "                          [--format aiperf|vllm|csv|auto] [--force]\n"
     "       infersim calibrate --server batching --measured RUN_DIR|FILE --trace WORKLOAD\n"
     "                          [--output SETTINGS.json] [--preset NAME] [--settings FILE]\n"
-    "                          [--max-num-seqs N ...] [-j N] [--force]\n";
+    "                          [--figures-weight W] [--max-num-seqs N ...] [-j N] [--force]\n";
 
 double parse_mips(const std::string& text) {
   double value = 0;
@@ -43,6 +43,18 @@ double parse_mips(const std::string& text) {
   if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value) ||
       !(value > 0)) {
     throw InputError("", 0, "--mips-per-core", "expected a number above 0, got '" + text + "'");
+  }
+  return value;
+}
+
+// --figures-weight: a finite number, 0 or more.
+double parse_figures_weight(const std::string& text) {
+  double value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value) ||
+      value < 0) {
+    throw InputError("", 0, "--figures-weight",
+                     "expected a number of 0 or more, got '" + text + "'");
   }
   return value;
 }
@@ -91,10 +103,13 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
     throw InputError("", 0, "--output", output + " exists; give --force to overwrite it");
   }
   const unsigned threads = threads_from(vm);
+  const double figures_weight =
+      vm.count("figures-weight") ? parse_figures_weight(vm["figures-weight"].as<std::string>()) : 0;
 
   const LoadedTrace workload = load_trace(settings);
   MeasuredSource source =
       load_measured_source(measured, workload.trace, workload.sha256, settings.batching, given);
+  source.replay.figures_weight = figures_weight;
   // A GPU and a model the catalog knows (meta.json's device and model, --gpu,
   // or the preset's pair) give the KV blocks the GPU's memory holds, the
   // experts a MoE step reads and a physical start for the fit.
@@ -141,6 +156,7 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
   document["meta"]["version"] = kVersion;
   document["meta"]["calibrated_from"] = measured;
   document["meta"]["loss"] = fit.loss.total;
+  if (figures_weight > 0) document["meta"]["figures_weight"] = figures_weight;
   document["meta"]["engine"] = source.engine.description;
   const std::filesystem::path parent = std::filesystem::path(output).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, error);
@@ -175,6 +191,9 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
       "preset", po::value<std::string>(),
       "batching: a model preset (settings/presets/NAME.json) as the base")(
       "jobs,j", po::value<std::string>(), "batching: threads for the fit's starts")(
+      "figures-weight", po::value<std::string>(),
+      "batching: the loss's weight on the table's headline figures (TTFT, TPOT, latency: mean, "
+      "median, p90, p99), beside the requests' own errors (0, none)")(
       "gpu", po::value<std::string>(),
       "batching: the run's GPU (settings/hardware/gpus.json) when meta.json does not record it: "
       "its memory gives the KV blocks");
@@ -197,7 +216,7 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
     }
     return run_batching_calibrate(vm, out, err);
   }
-  for (const char* flag : {"trace", "settings", "preset", "jobs"}) {
+  for (const char* flag : {"trace", "settings", "preset", "jobs", "figures-weight"}) {
     if (vm.count(flag)) {
       throw InputError("", 0, std::string("--") + flag,
                        "applies to the batching server (--server batching --measured ...)");

@@ -135,7 +135,13 @@ std::string measured_summary_text(const MeasuredReport& report) {
          std::to_string(l.ttft_requests) + " requests, errors over the mean TTFT " +
          printf_text("%.1f", 1e3 * l.ttft_scale_s) + " ms) + TPOT " +
          printf_text("%.6f", l.tpot_term) + " (" + printf_text("%.1f", 100 * l.tpot_term / total) +
-         " %, " + std::to_string(l.tpot_requests) + " requests)\n";
+         " %, " + std::to_string(l.tpot_requests) + " requests)";
+  if (l.figures_weight > 0) {
+    out += " + figures " + printf_text("%.6f", l.figures_term) + " (" +
+           printf_text("%.1f", 100 * l.figures_term / total) + " %, weight " +
+           printf_text("%g", l.figures_weight) + ")";
+  }
+  out += '\n';
   std::vector<double> ttft, tpot;
   for (const MeasuredRequestRow& r : report.requests) {
     if (r.rejected) continue;

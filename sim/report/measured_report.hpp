@@ -92,11 +92,18 @@ struct MeasuredTickRow {
 // own: a request served at once has a TTFT of a step or two, which the step
 // clock alone moves by tens of percent, while the queued requests' errors are
 // what shapes the distribution. Every TPOT spans hundreds of steps, so its
-// relative error is the step cost's.
+// relative error is the step cost's. With a figures weight w (calibrate
+// --figures-weight), a third term:
+//        + w x mean over the table's headline figures (TTFT, TPOT and latency:
+//          mean, median, p90, p99) of ((figure_sim - figure) / figure)^2,
+// the distribution's shape, which the requests' errors weigh only through
+// the queued requests.
 struct MeasuredLoss {
   double total = 0;
   double ttft_term = 0;
   double tpot_term = 0;
+  double figures_term = 0;  // 0 unless weighted
+  double figures_weight = 0;
   std::size_t ttft_requests = 0;
   std::size_t tpot_requests = 0;
   double ttft_scale_s = 0;  // the mean measured TTFT

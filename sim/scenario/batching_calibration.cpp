@@ -10,6 +10,7 @@
 #include <Eigen/Dense>
 
 #include "core/input_error.hpp"
+#include "core/random.hpp"
 #include "report/number_format.hpp"
 
 namespace infersim {
@@ -100,6 +101,14 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
       out.loss.ttft_requests > 0 ? 1 / std::sqrt(static_cast<double>(out.loss.ttft_requests)) : 0;
   const double tpot_weight =
       out.loss.tpot_requests > 0 ? 1 / std::sqrt(static_cast<double>(out.loss.tpot_requests)) : 0;
+  // Each request's gradients, in seconds: its TTFT, TPOT and latency's (the
+  // figures term's rows are made of them).
+  const bool figures = replay.figures_weight > 0;
+  std::array<std::vector<StepCoefficients>, 3> gradients;
+  if (figures) {
+    for (std::vector<StepCoefficients>& g : gradients)
+      g.resize(replay.measured.size());
+  }
   for (std::size_t k = 0; k < replay.measured.size(); ++k) {
     const MeasuredFigures& m = replay.measured[k];
     const RequestOutcome r = result.requests[k];
@@ -124,6 +133,32 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
       out.residuals.push_back(tpot_weight * (tpot - *m.tpot_s) / *m.tpot_s);
       for (std::size_t i = 0; i < kStepTerms; ++i)
         row[i] = tpot_weight * (last[i] - first[i]) / tokens / *m.tpot_s;
+      out.jacobian.push_back(row);
+      if (figures) {
+        for (std::size_t i = 0; i < kStepTerms; ++i)
+          gradients[1][k][i] = (last[i] - first[i]) / tokens;
+      }
+    }
+    if (figures) {
+      const StepCoefficients& last = chain.at(r.finish);
+      for (std::size_t i = 0; i < kStepTerms; ++i) {
+        gradients[0][k][i] = first[i] - origin[i];
+        gradients[2][k][i] = last[i] - origin[i];
+      }
+    }
+  }
+  if (figures) {
+    const std::vector<FigureError> errors = figure_errors(replay, result);
+    const double weight =
+        errors.empty() ? 0 : std::sqrt(replay.figures_weight / static_cast<double>(errors.size()));
+    for (const FigureError& f : errors) {
+      out.residuals.push_back(weight * f.relative());
+      StepCoefficients row{};
+      for (const auto& [id, w] : f.parts) {
+        const StepCoefficients& g = gradients[static_cast<std::size_t>(f.metric)][id];
+        for (std::size_t i = 0; i < kStepTerms; ++i)
+          row[i] += weight * w * g[i] / f.measured_s;
+      }
       out.jacobian.push_back(row);
     }
   }
@@ -315,6 +350,55 @@ BestOf best_of(const Problem& problem, const std::vector<Eigen::VectorXd>& start
   return out;
 }
 
+// With the figures term (MeasuredReplay::figures_weight) the loss jumps
+// where the schedule changes: a percentile is one request's instant, and
+// which request it is changes with the schedule. A fixed schedule's
+// Jacobian does not see that, and Levenberg-Marquardt stops in one of
+// several optima, so the optimum is searched around at random: rounds of
+// points, each free coefficient scaled
+// by 1 + spread u (u uniform in [-1, 1], pcg32 seeded alike in every fit),
+// the best so far kept, the spread halved each round. The points of a round
+// are drawn before any is replayed, so the threads do not change the result.
+constexpr int kSearchRounds = 4;
+constexpr int kSearchPoints = 48;  // a round
+constexpr double kSearchSpread = 0.12;
+constexpr std::uint64_t kSearchSeed = 0x5eed;
+
+Evaluation random_search(const Problem& problem, Evaluation best, unsigned threads_wanted,
+                         int& replays) {
+  pcg32 rng(kSearchSeed);
+  double spread = kSearchSpread;
+  for (int round = 0; round < kSearchRounds; ++round, spread /= 2) {
+    std::vector<Eigen::VectorXd> points;
+    for (int i = 0; i < kSearchPoints; ++i) {
+      Eigen::VectorXd theta = best.theta;
+      for (Eigen::Index j = 0; j < theta.size(); ++j) {
+        const double u = 2 * uniform01(rng) - 1;
+        theta(j) = std::max(problem.lower(j), theta(j) * (1 + spread * u));
+      }
+      points.push_back(std::move(theta));
+    }
+    std::vector<Evaluation> evaluated(points.size());
+    std::vector<int> counts(points.size(), 0);
+    std::atomic<std::size_t> next{0};
+    const auto worker = [&] {
+      for (std::size_t i = next++; i < points.size(); i = next++)
+        evaluated[i] = evaluate(problem, points[i], counts[i]);
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < std::max(1u, threads_wanted); ++t)
+      threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads)
+      t.join();
+    for (std::size_t i = 0; i < evaluated.size(); ++i) {
+      replays += counts[i];
+      if (evaluated[i].loss() < best.loss()) best = std::move(evaluated[i]);
+    }
+  }
+  return best;
+}
+
 // One run with its free coefficients as the parameters.
 Problem single_run(const MeasuredReplay& replay, const BatchingKnobs& knobs,
                    const StepTermMask& terms) {
@@ -485,6 +569,10 @@ BatchingFit fit_batching(const MeasuredReplay& replay, const EngineSetup& engine
   };
   keep_runs(found);
   Evaluation best = found.best;
+  if (replay.figures_weight > 0) {
+    best = random_search(problem, std::move(best), options.threads, fit.replays);
+    fit.searched = kSearchRounds * kSearchPoints;
+  }
   set_coefficients(knobs, whole(problem, best.theta));
 
   if (!engine.kv_blocks_known) {
@@ -647,13 +735,27 @@ std::string batching_fit_report(const MeasuredSource& source, const BatchingFit&
   line("Fit: step = " + form + ", the replay in the loop, " + std::to_string(fit.starts.size()) +
        " Levenberg-Marquardt runs from " + std::to_string(fit.starts.size() - 1) + " starts, " +
        std::to_string(fit.replays) + " replays in " + printf_text("%.2f", fit.seconds) + " s.");
-  line("Loss: mean ((TTFT_sim - TTFT)/mean TTFT)^2 + mean ((TPOT_sim - TPOT)/TPOT)^2 = " +
-       printf_text("%.6g", fit.loss.total) + "; TTFT " + printf_text("%.6g", fit.loss.ttft_term) +
-       " (" +
-       printf_text("%.1f", fit.loss.total > 0 ? 100 * fit.loss.ttft_term / fit.loss.total : 0) +
-       " %), TPOT " + printf_text("%.6g", fit.loss.tpot_term) + " (" +
-       printf_text("%.1f", fit.loss.total > 0 ? 100 * fit.loss.tpot_term / fit.loss.total : 0) +
-       " %).");
+  const auto share = [&](double term) {
+    return printf_text("%.1f", fit.loss.total > 0 ? 100 * term / fit.loss.total : 0);
+  };
+  const bool figures = fit.loss.figures_weight > 0;
+  line("Loss: mean ((TTFT_sim - TTFT)/mean TTFT)^2 + mean ((TPOT_sim - TPOT)/TPOT)^2" +
+       (figures ? " + " + printf_text("%g", fit.loss.figures_weight) +
+                      " x mean ((figure_sim - figure)/figure)^2 over the table's TTFT, TPOT and "
+                      "latency mean, median, p90 and p99"
+                : std::string()) +
+       " = " + printf_text("%.6g", fit.loss.total) + "; TTFT " +
+       printf_text("%.6g", fit.loss.ttft_term) + " (" + share(fit.loss.ttft_term) + " %), TPOT " +
+       printf_text("%.6g", fit.loss.tpot_term) + " (" + share(fit.loss.tpot_term) + " %)" +
+       (figures ? ", figures " + printf_text("%.6g", fit.loss.figures_term) + " (" +
+                      share(fit.loss.figures_term) + " %)"
+                : std::string()) +
+       ".");
+  if (fit.searched > 0) {
+    line("  then " + std::to_string(fit.searched) +
+         " points at random around the best (the figures move where the schedule changes, "
+         "which the Jacobian does not see)");
+  }
   const char* meaning[kStepTerms] = {"s a step (fixed)",
                                      "s a prefill token",
                                      "s a (query, key) pair of prefill attention",

@@ -60,7 +60,8 @@ struct BatchingFit {
   StepCoefficients standard_errors{};
   MeasuredLoss loss;
   std::vector<FitStartResult> starts;
-  int replays = 0;  // simulations run
+  int replays = 0;   // simulations run
+  int searched = 0;  // points tried at random around the optimum (the figures term)
   double seconds = 0;
   // The KV blocks: what the fit did and found.
   bool kv_fitted = false;

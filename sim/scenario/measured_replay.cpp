@@ -1,6 +1,7 @@
 #include "scenario/measured_replay.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -524,8 +525,76 @@ MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result) {
   }
   if (loss.ttft_requests > 0) loss.ttft_term /= static_cast<double>(loss.ttft_requests);
   if (loss.tpot_requests > 0) loss.tpot_term /= static_cast<double>(loss.tpot_requests);
-  loss.total = loss.ttft_term + loss.tpot_term;
+  loss.figures_weight = replay.figures_weight;
+  if (replay.figures_weight > 0) {
+    const std::vector<FigureError> figures = figure_errors(replay, result);
+    for (const FigureError& f : figures)
+      loss.figures_term += f.relative() * f.relative();
+    if (!figures.empty()) {
+      loss.figures_term *= replay.figures_weight / static_cast<double>(figures.size());
+    }
+  }
+  loss.total = loss.ttft_term + loss.tpot_term + loss.figures_term;
   return loss;
+}
+
+std::vector<FigureError> figure_errors(const MeasuredReplay& replay, const Replay& result) {
+  // Each metric's (replay id, simulated, measured) over the served requests.
+  struct Sample {
+    std::size_t id;
+    double simulated;
+    double measured;
+  };
+  std::array<std::vector<Sample>, 3> samples;
+  for (std::size_t k = 0; k < replay.measured.size(); ++k) {
+    const MeasuredFigures& m = replay.measured[k];
+    const RequestOutcome r = result.requests[k];
+    if (r.rejected) continue;
+    samples[0].push_back({k, (r.first_token_server - r.queued).seconds(), m.ttft_s});
+    if (m.tpot_s && m.output_tokens >= 2) {
+      samples[1].push_back(
+          {k, (r.finish - r.first_token_server).seconds() / (m.output_tokens - 1), *m.tpot_s});
+    }
+    samples[2].push_back({k, (r.finish - r.queued).seconds(), m.latency_s});
+  }
+  constexpr std::array<FigureMetric, 3> kMetrics = {FigureMetric::kTtft, FigureMetric::kTpot,
+                                                    FigureMetric::kLatency};
+  std::vector<FigureError> out;
+  for (std::size_t g = 0; g < samples.size(); ++g) {
+    std::vector<Sample>& s = samples[g];
+    if (s.empty()) continue;
+    const double n = static_cast<double>(s.size());
+    std::vector<double> measured;
+    for (const Sample& x : s)
+      measured.push_back(x.measured);
+    // The mean.
+    FigureError mean{
+        kMetrics[g], std::accumulate(measured.begin(), measured.end(), 0.0) / n, 0, {}};
+    for (const Sample& x : s) {
+      mean.simulated_s += x.simulated / n;
+      mean.parts.emplace_back(x.id, 1 / n);
+    }
+    out.push_back(std::move(mean));
+    // The percentiles, at NumPy's index q (n - 1) between two order
+    // statistics.
+    constexpr std::array<double, 3> kQuantiles = {0.5, 0.9, 0.99};
+    const auto measured_q = percentiles(measured, {kQuantiles[0], kQuantiles[1], kQuantiles[2]});
+    std::stable_sort(s.begin(), s.end(),
+                     [](const Sample& a, const Sample& b) { return a.simulated < b.simulated; });
+    for (std::size_t i = 0; i < kQuantiles.size(); ++i) {
+      const auto [index, below, above] = percentile_ranks(s.size(), kQuantiles[i]);
+      const double frac = index - static_cast<double>(below);
+      FigureError q{kMetrics[g],
+                    *measured_q[i],
+                    below == above ? s[below].simulated
+                                   : interpolate(s[below].simulated, s[above].simulated, index),
+                    {{s[below].id, 1 - frac}}};
+      if (above != below && frac > 0) q.parts.emplace_back(s[above].id, frac);
+      out.push_back(std::move(q));
+    }
+  }
+  std::erase_if(out, [](const FigureError& f) { return !(f.measured_s > 0); });
+  return out;
 }
 
 MeasuredReport compare_replay(const MeasuredReplay& replay, const Replay& result,

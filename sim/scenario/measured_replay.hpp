@@ -73,6 +73,8 @@ struct MeasuredReplay {
   // Arrivals are the engine's own turns (a run folder's queued_ts), replayed
   // by section 10b's rule; a measurement file's are the client's.
   bool engine_turns = false;
+  // The loss's figures term's weight (report/measured_report.hpp): 0, none.
+  double figures_weight = 0;
 
   // The replay's tasks (block ids point into `trace`).
   RequestList tasks() const;
@@ -105,6 +107,24 @@ Replay replay_measured(const MeasuredReplay& replay, const BatchingKnobs& knobs)
 
 // The fit's loss (report/measured_report.hpp) of a replay.
 MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result);
+
+// A headline figure of a replay against the run's: TTFT, TPOT or latency's
+// mean, median, p90 or p99, over the served requests (a TPOT those of two
+// tokens or more), as the table computes it. `parts` are the requests the
+// simulated figure is made of, by replay id, with their weights: a mean's
+// every request at 1/n, a percentile's one or two order statistics as
+// NumPy's interpolation weighs them.
+enum class FigureMetric { kTtft, kTpot, kLatency };
+struct FigureError {
+  FigureMetric metric = FigureMetric::kTtft;
+  double measured_s = 0;
+  double simulated_s = 0;
+  std::vector<std::pair<std::size_t, double>> parts;
+  double relative() const { return (simulated_s - measured_s) / measured_s; }
+};
+// The twelve figures (three metrics by mean, median, p90, p99); none for a
+// metric no request has, nor for a measured figure of 0.
+std::vector<FigureError> figure_errors(const MeasuredReplay& replay, const Replay& result);
 
 // The table, each request's instants, the ticks against timeseries.csv and
 // the loss.

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
@@ -322,8 +323,12 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
   const MeasuredRun real = read_measured_run(measured_path(kQwen32));
   const Trace work = workload("sharegpt-qwen3-32b-300-sps10.jsonl");
   const MeasuredReplay real_replay = prepare_replay(real, work, "");
-  for (const bool turns : {false, true}) {
-    SCOPED_TRACE(turns ? "taken at turns" : "taken as they come");
+  // Taken as they come, at turns, and at turns with the figures term (its
+  // rows in the Jacobian, then the search at random around the optimum).
+  const std::pair<bool, double> cases[] = {{false, 0}, {true, 0}, {true, 1}};
+  for (const auto& [turns, figures_weight] : cases) {
+    SCOPED_TRACE(std::string(turns ? "taken at turns" : "taken as they come") +
+                 (figures_weight > 0 ? ", with the figures term" : ""));
     BatchingKnobs base;
     base.replay_turns = turns;
     EngineSetup engine = engine_setup(real, base, {});
@@ -367,7 +372,8 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
                "\"data_parallel_size\": 1}, \"kv_cache\": {\"num_gpu_blocks\": 20001, "
                "\"block_size\": 16}}\n");
     const MeasuredRun simulated = read_measured_run(dir);
-    const MeasuredReplay replay = prepare_replay(simulated, work, "");
+    MeasuredReplay replay = prepare_replay(simulated, work, "");
+    replay.figures_weight = figures_weight;
     const EngineSetup setup = engine_setup(simulated, base, {});
     ASSERT_TRUE(setup.kv_blocks_known);
     ASSERT_EQ(setup.knobs.kv_blocks, 20000);
@@ -376,6 +382,68 @@ TEST(MeasuredCalibration, RecoversKnownStepCostsFromASimulatedRun) {
       EXPECT_NEAR(fit.coefficients[i], truth[i], 0.01 * truth[i]) << kStepTermKeys[i];
     }
     EXPECT_LT(fit.loss.total, 1e-8);
+    EXPECT_EQ(fit.searched, figures_weight > 0 ? 192 : 0);
+  }
+}
+
+// The figures term (calibrate --figures-weight): its twelve residuals are
+// the table's diffs (TTFT, TPOT, latency: mean, median, p90, p99) scaled by
+// sqrt(w / 12), the loss is the residuals' squared norm, and each row of the
+// Jacobian is the gradient of its figure: moving every coefficient by a
+// small step moves the figure by the row's product with it while the
+// schedule stays the same.
+TEST(MeasuredCalibration, TheFiguresTermIsTheTablesDiffsAndTheirGradients) {
+  const MeasuredRun run = read_measured_run(measured_path(kQwen32));
+  MeasuredReplay replay = prepare_replay(run, workload("sharegpt-qwen3-32b-300-sps10.jsonl"), "");
+  const EngineSetup engine = engine_setup(run, {}, {});
+  BatchingKnobs knobs = engine.knobs;
+  knobs.kv_blocks = 20000;
+  const StepCoefficients at = {0.02, 1.2e-4, 1e-8, 5e-5, 3e-7};
+  set_coefficients(knobs, at);
+  const ReplayResiduals plain = replay_residuals(replay, knobs);
+  EXPECT_EQ(plain.loss.figures_term, 0);
+  replay.figures_weight = 3;
+  const ReplayResiduals r = replay_residuals(replay, knobs);
+  ASSERT_EQ(r.residuals.size(), plain.residuals.size() + 12);
+  EXPECT_EQ(r.loss.ttft_term, plain.loss.ttft_term);
+  EXPECT_EQ(r.loss.tpot_term, plain.loss.tpot_term);
+  double norm = 0;
+  for (const double x : r.residuals)
+    norm += x * x;
+  EXPECT_NEAR(r.loss.total, norm, 1e-12 * norm);
+  EXPECT_GT(r.loss.figures_term, 0);
+  EXPECT_NEAR(r.loss.total, plain.loss.total + r.loss.figures_term, 1e-15);
+
+  const Replay result = replay_measured(replay, knobs);
+  const MeasuredReport report = compare_replay(replay, result, engine);
+  const double scale = std::sqrt(3.0 / 12);
+  std::size_t f = plain.residuals.size();
+  for (const MeasuredTableRow& row : report.table) {
+    if (row.statistic == std::string("P95")) continue;
+    SCOPED_TRACE(row.metric + " " + row.statistic);
+    EXPECT_NEAR(r.residuals[f], scale * row.diff_pct() / 100, 1e-9);
+    ++f;
+  }
+  ASSERT_EQ(f, r.residuals.size());
+
+  // A step of 1e-5 of each coefficient moves the instants by a few
+  // microseconds: the schedule holds, the figures move as their rows say.
+  StepCoefficients step{};
+  for (std::size_t i = 0; i < kStepTerms; ++i)
+    step[i] = 1e-5 * at[i];
+  BatchingKnobs moved = knobs;
+  StepCoefficients there = at;
+  for (std::size_t i = 0; i < kStepTerms; ++i)
+    there[i] += step[i];
+  set_coefficients(moved, there);
+  const ReplayResiduals m = replay_residuals(replay, moved);
+  for (std::size_t k = plain.residuals.size(); k < r.residuals.size(); ++k) {
+    double predicted = r.residuals[k];
+    for (std::size_t i = 0; i < kStepTerms; ++i)
+      predicted += r.jacobian[k][i] * step[i];
+    EXPECT_NEAR(m.residuals[k], predicted, 2e-3 * std::abs(m.residuals[k] - r.residuals[k]) + 1e-9)
+        << "figure " << k - plain.residuals.size();
+    EXPECT_NE(m.residuals[k], r.residuals[k]);
   }
 }
 
@@ -407,6 +475,44 @@ TEST(MeasuredCalibration, ACalibratedFileRunsAnotherTraceAsItIs) {
                                            "--output", (dir / "run").string(), "--plots", "none"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("mooncake-jsonl"));
+}
+
+// calibrate --figures-weight: a number of 0 or more, for the batching
+// server only; the weight is said in the loss and kept in the settings'
+// meta.
+TEST(MeasuredCalibration, TheFiguresWeightIsANumberOfZeroOrMore) {
+  const auto dir = fresh_dir("figures_weight");
+  const std::string fit = (dir / "fit.json").string();
+  const std::vector<std::string> base = {
+      "calibrate",
+      "--server",
+      "batching",
+      "--measured",
+      measured_path(kLlama),
+      "--trace",
+      measured_path("workloads/sharegpt-llama-3.1-8b-300-sps10.jsonl"),
+      "--output",
+      fit};
+  for (const char* bad : {"-1", "x", "nan", "1e999"}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--figures-weight", bad});
+    EXPECT_THAT(test::one_error_line(test::run_cli(args)),
+                HasSubstr(std::string("--figures-weight: expected a number of 0 or more, got '") +
+                          bad + "'"));
+    EXPECT_FALSE(std::filesystem::exists(fit));
+  }
+  EXPECT_THAT(test::one_error_line(test::run_cli(
+                  {"calibrate", "--from", "m.csv", "--output", fit, "--figures-weight", "1"})),
+              HasSubstr("--figures-weight: applies to the batching server"));
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--figures-weight", "0.5"});
+  const test::CliResult r = test::run_cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" + 0.5 x mean ((figure_sim - figure)/figure)^2 over the table's"));
+  EXPECT_THAT(r.out, HasSubstr("then 192 points at random around the best"));
+  EXPECT_THAT(r.out, HasSubstr(", weight 0.5)"));
+  const nlohmann::json settings = nlohmann::json::parse(test::read_file(fit));
+  EXPECT_EQ(settings["meta"]["figures_weight"], 0.5);
 }
 
 // The run's timeseries.csv holds 0 at every tick for the KV use its stat
