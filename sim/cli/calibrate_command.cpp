@@ -47,18 +47,6 @@ double parse_mips(const std::string& text) {
   return value;
 }
 
-// --figures-weight: a finite number, 0 or more.
-double parse_figures_weight(const std::string& text) {
-  double value = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value) ||
-      value < 0) {
-    throw InputError("", 0, "--figures-weight",
-                     "expected a number of 0 or more, got '" + text + "'");
-  }
-  return value;
-}
-
 // `calibrate --server batching`: the step costs fitted to a measured run.
 int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::ostream& err) {
   if (vm.count("from") || vm.count("format") || vm.count("mips-per-core")) {
@@ -103,8 +91,7 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
     throw InputError("", 0, "--output", output + " exists; give --force to overwrite it");
   }
   const unsigned threads = threads_from(vm);
-  const double figures_weight =
-      vm.count("figures-weight") ? parse_figures_weight(vm["figures-weight"].as<std::string>()) : 0;
+  const double figures_weight = figures_weight_from(vm);
 
   const LoadedTrace workload = load_trace(settings);
   MeasuredSource source =

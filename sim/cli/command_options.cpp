@@ -1,6 +1,8 @@
 #include "cli/command_options.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -119,6 +121,19 @@ unsigned threads_from(const po::variables_map& vm) {
     threads = static_cast<unsigned>(j);
   }
   return threads;
+}
+
+double figures_weight_from(const po::variables_map& vm) {
+  if (!vm.count("figures-weight")) return 0;
+  const std::string text = text_of(vm, "figures-weight");
+  double value = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(value) ||
+      value < 0) {
+    throw InputError("", 0, "--figures-weight",
+                     "expected a number of 0 or more, got '" + text + "'");
+  }
+  return value;
 }
 
 Settings settings_from_files(const po::variables_map& vm, std::set<std::string>& given) {

@@ -34,6 +34,9 @@ boost::program_options::variables_map parse_command(
 std::string text_of(const boost::program_options::variables_map& vm, const char* name);
 // -j N, else the cores this process may use.
 unsigned threads_from(const boost::program_options::variables_map& vm);
+// --figures-weight W (a finite number, 0 or more), else 0: the fit's weight
+// on the table's headline figures (report/measured_report.hpp).
+double figures_weight_from(const boost::program_options::variables_map& vm);
 
 // The base settings: defaults, the settings file, the knob flags. A settings
 // file a sweep or capacity search wrote carries its definition in a `sweep` or

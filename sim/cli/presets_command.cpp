@@ -30,11 +30,12 @@ constexpr const char* kPresetsUsage =
     "       infersim presets derive --all --write DIR\n"
     "       infersim presets fit --measured RUN [--measured RUN ...] [--gpu GPU]\n"
     "                            [--form roofline|sum] [--replay-turns on|off] [--write FILE]\n"
-    "                            [-j N]\n"
+    "                            [--figures-weight W] [-j N]\n"
     "       infersim presets predict --measured RUN [--measured RUN ...] [--gpu GPU]\n"
     "                            [--replay-turns on|off]\n"
     "       infersim presets validate --measured RUN [--measured RUN ...] [--gpu GPU]\n"
-    "                            [--form roofline|sum] [--replay-turns on|off] [-j N]\n"
+    "                            [--form roofline|sum] [--replay-turns on|off]\n"
+    "                            [--figures-weight W] [-j N]\n"
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
     "factors are settings/hardware/efficiency.json's.\n";
 
@@ -132,12 +133,14 @@ std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
     }
     turns = text == "on";
   }
+  const double figures_weight = figures_weight_from(vm);
   std::vector<HardwareRunSource> runs;
   for (const std::string& dir : vm["measured"].as<std::vector<std::string>>()) {
     runs.push_back(load_hardware_run(dir, catalog, gpu, std::nullopt, roofline));
     // Every replay of the run: with the factors' costs and its own fit's.
     runs.back().knobs.replay_turns = turns;
     runs.back().source.engine.knobs.replay_turns = turns;
+    runs.back().source.replay.figures_weight = figures_weight;
   }
   return runs;
 }
@@ -205,6 +208,10 @@ int fit(const po::variables_map& vm, const std::vector<std::string>& args, std::
 
 // The catalog's factors (the presets') against runs nothing was fitted on.
 int predict(const po::variables_map& vm, std::ostream& out) {
+  if (vm.count("figures-weight")) {
+    throw InputError("", 0, "--figures-weight",
+                     "applies to fit and validate (predict fits nothing)");
+  }
   const HardwareCatalog catalog = load_hardware(find_hardware_folder());
   const std::vector<HardwareRunSource> runs = runs_of(vm, catalog);
   out << "Predicted from settings/hardware/efficiency.json ("
@@ -270,7 +277,10 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
       "replay-turns", po::value<std::string>(),
       "fit, predict, validate: on or off: the runs' arrivals taken at the engine's turns "
       "(BATCHING.md section 10b; off)")("jobs,j", po::value<std::string>(),
-                                        "threads for the fits' starts");
+                                        "threads for the fits' starts")(
+      "figures-weight", po::value<std::string>(),
+      "fit, validate: the loss's weight on each run's headline figures (TTFT, TPOT, latency: "
+      "mean, median, p90, p99), beside the requests' own errors (0, none)");
   const po::variables_map vm =
       parse_options({args.begin() + 1, args.end()}, options, {}, {"presets", "", ""});
   if (vm.count("help")) {

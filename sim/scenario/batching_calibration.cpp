@@ -689,6 +689,10 @@ EfficiencyFit fit_efficiency(const std::vector<HardwareRun>& runs,
   starts.push_back(busy);
   BestOf found = best_of(problem, starts, options.max_iterations, options.threads);
   EfficiencyFit fit;
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const HardwareRun& r) { return r.replay->figures_weight > 0; })) {
+    found.best = random_search(problem, std::move(found.best), options.threads, found.replays);
+  }
   EfficiencyVector theta{}, errors{};
   const Eigen::VectorXd e = standard_errors(found.best);
   for (std::size_t j = 0; j < kEfficiencyParameters; ++j) {
