@@ -498,11 +498,24 @@ TEST(BatchingServer, VllmDpRoutesByRefreshedCountsAndItsOwnPicks) {
 // the next arrival goes to replica 1. A (p = 4, o = 3) steps from 0; at
 // 1,500,000 (a refresh, every 0.5 ms) it runs: (0, 1) against (0, 0). B:
 // replica 1. C, at the same instant: 1 against 4, replica 0.
+//
+// And once, not four times: at 0, A (o = 10) takes replica 0, A2 (o = 1)
+// replica 1 (4 against 0), A3 (o = 10) replica 0 (4 against 4, the lower).
+// At 3,000,000 A2 is done and A and A3 run: (0, 2) against (0, 0). B takes
+// replica 1 (2 against 0), which then scores 4; C goes to replica 0, 2
+// against 4, where running requests weighed as waiting ones (8 against 4)
+// would send it to replica 1.
 TEST(BatchingServer, VllmDpCountsRunningRequestsOnce) {
   BatchingKnobs k = small({.replicas = 2, .router = RouterKind::kDataParallel});
   k.router_refresh_s = 0.0005;
   const Served run(k, {fed(0, 4, 3), fed(1'500'000, 4, 1), fed(1'500'000, 4, 1)});
   EXPECT_EQ(units(run), (std::vector<std::uint32_t>{0, 1, 0}));
+  const Served two(
+      k, {fed(0, 4, 10), fed(0, 4, 1), fed(0, 4, 10), fed(3'000'000, 4, 1), fed(3'000'000, 4, 1)});
+  EXPECT_LT(two[1].finish, t(3'000'000));
+  EXPECT_GT(two[0].finish, t(3'000'000));
+  EXPECT_GT(two[2].finish, t(3'000'000));
+  EXPECT_EQ(units(two), (std::vector<std::uint32_t>{0, 1, 0, 1, 0}));
 }
 
 // Arrivals taken at the engine's turns (section 10b), async, one replica. A
