@@ -322,13 +322,14 @@ struct BestOf {
   int replays = 0;
 };
 
-BestOf best_of(const Problem& problem, const std::vector<Eigen::VectorXd>& starts,
-               int max_iterations, unsigned threads_wanted) {
-  std::vector<StartOutcome> outcomes(starts.size());
+// job(i) for i in [0, count), on this thread and threads_wanted - 1 more,
+// each i taken once; the results go where job puts them, by i.
+template <class Job>
+void for_each_index(std::size_t count, unsigned threads_wanted, const Job& job) {
   std::atomic<std::size_t> next{0};
   const auto worker = [&] {
-    for (std::size_t i = next++; i < starts.size(); i = next++)
-      outcomes[i] = levenberg_marquardt(problem, starts[i], max_iterations);
+    for (std::size_t i = next++; i < count; i = next++)
+      job(i);
   };
   std::vector<std::thread> threads;
   for (unsigned t = 1; t < std::max(1u, threads_wanted); ++t)
@@ -336,6 +337,14 @@ BestOf best_of(const Problem& problem, const std::vector<Eigen::VectorXd>& start
   worker();
   for (std::thread& t : threads)
     t.join();
+}
+
+BestOf best_of(const Problem& problem, const std::vector<Eigen::VectorXd>& starts,
+               int max_iterations, unsigned threads_wanted) {
+  std::vector<StartOutcome> outcomes(starts.size());
+  for_each_index(starts.size(), threads_wanted, [&](std::size_t i) {
+    outcomes[i] = levenberg_marquardt(problem, starts[i], max_iterations);
+  });
   BestOf out;
   std::size_t chosen = 0;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -380,17 +389,8 @@ Evaluation random_search(const Problem& problem, Evaluation best, unsigned threa
     }
     std::vector<Evaluation> evaluated(points.size());
     std::vector<int> counts(points.size(), 0);
-    std::atomic<std::size_t> next{0};
-    const auto worker = [&] {
-      for (std::size_t i = next++; i < points.size(); i = next++)
-        evaluated[i] = evaluate(problem, points[i], counts[i]);
-    };
-    std::vector<std::thread> threads;
-    for (unsigned t = 1; t < std::max(1u, threads_wanted); ++t)
-      threads.emplace_back(worker);
-    worker();
-    for (std::thread& t : threads)
-      t.join();
+    for_each_index(points.size(), threads_wanted,
+                   [&](std::size_t i) { evaluated[i] = evaluate(problem, points[i], counts[i]); });
     for (std::size_t i = 0; i < evaluated.size(); ++i) {
       replays += counts[i];
       if (evaluated[i].loss() < best.loss()) best = std::move(evaluated[i]);
