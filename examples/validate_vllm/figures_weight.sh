@@ -37,14 +37,14 @@ fi
 workload=$measured/workloads/sharegpt-qwen3-30b-a3b-300-sps10.jsonl
 
 summary=""
-for case in "turns on, five terms" "turns on, expert term" "turns off, five terms"; do
-  flags=(--replay-turns "${case#turns }")
-  flags[1]=${flags[1]%%,*}
-  [[ $case == *expert* ]] && flags+=(--moe-experts 128 --moe-active-experts 8)
-  met="" missed=""
+# One case: its name, --replay-turns' value, then any other flags.
+fit_case() {
+  local name=$1 turns=$2 met="" missed="" w line metric statistic diff
+  shift 2
   for w in 0.1 0.25 0.5 1 2 4; do
     line=$("$infersim" calibrate --server batching --measured "$run" --trace "$workload" \
-      "${flags[@]}" --figures-weight "$w" --output "$output/figures-weight-$w.json" --force |
+      --replay-turns "$turns" "$@" --figures-weight "$w" \
+      --output "$output/figures-weight-$w.json" --force |
       awk '
         /^(TTFT|TPOT|Latency) (Mean|Median|P90|P99) / {
           d = $5; sub("%", "", d); d += 0
@@ -53,7 +53,7 @@ for case in "turns on, five terms" "turns on, expert term" "turns off, five term
           figures = figures sprintf(" %+.1f", d)
         }
         END { printf "%s %s |%s", (worst <= 1 ? "met" : "missed"), what, figures }')
-    echo "$case, weight $w: $line"
+    echo "$name, weight $w: $line"
     if [[ $line == met* ]]; then
       met="$met $w"
     else
@@ -61,8 +61,11 @@ for case in "turns on, five terms" "turns on, expert term" "turns off, five term
       missed="$missed $w ($metric $statistic $diff)"
     fi
   done
-  summary+="$case: every target met at${met:- no weight}; missed at${missed:- no weight}"$'\n'
-done
+  summary+="$name: every target met at${met:- no weight}; missed at${missed:- no weight}"$'\n'
+}
+fit_case "turns on, five terms" on
+fit_case "turns on, expert term" on --moe-experts 128 --moe-active-experts 8
+fit_case "turns off, five terms" off
 printf '\n%s' "$summary"
 
 expected="turns on, five terms: every target met at 0.1 0.25 0.5 1 4; missed at 2 (TTFT P90 -5.1%)

@@ -96,14 +96,16 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
   const Replay result = replay_measured(replay, knobs);
   const std::vector<Chain> chains = chains_of(result, knobs);
   ReplayResiduals out;
-  out.loss = replay_loss(replay, result);
+  const bool figures = replay.figures_weight > 0;
+  const std::vector<FigureError> errors =
+      figures ? figure_errors(replay, result) : std::vector<FigureError>{};
+  out.loss = replay_loss(replay, result, errors);
   const double ttft_weight =
       out.loss.ttft_requests > 0 ? 1 / std::sqrt(static_cast<double>(out.loss.ttft_requests)) : 0;
   const double tpot_weight =
       out.loss.tpot_requests > 0 ? 1 / std::sqrt(static_cast<double>(out.loss.tpot_requests)) : 0;
   // Each request's gradients, in seconds: its TTFT, TPOT and latency's (the
   // figures term's rows are made of them).
-  const bool figures = replay.figures_weight > 0;
   std::array<std::vector<StepCoefficients>, 3> gradients;
   if (figures) {
     for (std::vector<StepCoefficients>& g : gradients)
@@ -148,7 +150,6 @@ ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKno
     }
   }
   if (figures) {
-    const std::vector<FigureError> errors = figure_errors(replay, result);
     const double weight =
         errors.empty() ? 0 : std::sqrt(replay.figures_weight / static_cast<double>(errors.size()));
     for (const FigureError& f : errors) {
@@ -364,10 +365,10 @@ BestOf best_of(const Problem& problem, const std::vector<Eigen::VectorXd>& start
 // which request it is changes with the schedule. A fixed schedule's
 // Jacobian does not see that, and Levenberg-Marquardt stops in one of
 // several optima, so the optimum is searched around at random: rounds of
-// points, each free coefficient scaled
-// by 1 + spread u (u uniform in [-1, 1], pcg32 seeded alike in every fit),
-// the best so far kept, the spread halved each round. The points of a round
-// are drawn before any is replayed, so the threads do not change the result.
+// points, each free coefficient scaled by 1 + spread u (u uniform in
+// [-1, 1], pcg32 seeded alike in every fit), the best so far kept, the
+// spread halved each round. The points of a round are drawn before any is
+// replayed, so the threads do not change the result.
 constexpr int kSearchRounds = 4;
 constexpr int kSearchPoints = 48;  // a round
 constexpr double kSearchSpread = 0.12;

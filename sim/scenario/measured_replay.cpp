@@ -506,6 +506,13 @@ Replay replay_measured(const MeasuredReplay& replay, const BatchingKnobs& knobs)
 }
 
 MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result) {
+  return replay_loss(
+      replay, result,
+      replay.figures_weight > 0 ? figure_errors(replay, result) : std::vector<FigureError>{});
+}
+
+MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result,
+                         const std::vector<FigureError>& figures) {
   MeasuredLoss loss;
   loss.ttft_scale_s = replay.ttft_scale_s;
   for (std::size_t k = 0; k < replay.measured.size(); ++k) {
@@ -527,7 +534,6 @@ MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result) {
   if (loss.tpot_requests > 0) loss.tpot_term /= static_cast<double>(loss.tpot_requests);
   loss.figures_weight = replay.figures_weight;
   if (replay.figures_weight > 0) {
-    const std::vector<FigureError> figures = figure_errors(replay, result);
     for (const FigureError& f : figures)
       loss.figures_term += f.relative() * f.relative();
     if (!figures.empty()) {

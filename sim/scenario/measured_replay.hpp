@@ -125,6 +125,10 @@ struct FigureError {
 // The twelve figures (three metrics by mean, median, p90, p99); none for a
 // metric no request has, nor for a measured figure of 0.
 std::vector<FigureError> figure_errors(const MeasuredReplay& replay, const Replay& result);
+// replay_loss with the replay's figure_errors already at hand (read only when
+// the figures term is weighted).
+MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result,
+                         const std::vector<FigureError>& figures);
 
 // The table, each request's instants, the ticks against timeseries.csv and
 // the loss.
