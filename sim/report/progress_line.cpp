@@ -66,8 +66,14 @@ std::string ProgressLine::line(std::size_t done, double elapsed_s) const {
   if (over)
     return text + " in " + elapsed_text(elapsed_s) + ", " + rate_text(rate) + " " + unit_ + "/s";
   const double left_s = static_cast<double>(total_ - done) / rate;
-  return text + ", " + rate_text(rate) + " " + unit_ + "/s, " +
-         (total_is_bound_ ? "at most " : "") + elapsed_text(left_s) + " left";
+  // Runs take longer as a search reaches larger values: the time left is the
+  // rate so far, never a bound, even where the count left is one.
+  if (total_is_bound_) {
+    return text + ", " + rate_text(rate) + " " + unit_ + "/s, at most " +
+           std::to_string(total_ - done) + " " + unit_ + " left (" + elapsed_text(left_s) +
+           " at this rate)";
+  }
+  return text + ", " + rate_text(rate) + " " + unit_ + "/s, " + elapsed_text(left_s) + " left";
 }
 
 ProgressLine::~ProgressLine() {

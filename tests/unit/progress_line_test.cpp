@@ -83,18 +83,21 @@ TEST_F(ProgressLineOutput, OnATerminalRewritesOneLine) {
 
 TEST_F(ProgressLineOutput, ABoundIsSaidAsOne) {
   start(false, "capacity", "runs", 24, true);
-  // At 1.5 s 2 runs/s; at most 21 left: at most 10.5 s, said 11 s (rounded).
+  // At 1.5 s 2 runs/s; at most 21 left: 10.5 s at that rate, said 11 s
+  // (rounded); a rate, not a bound on the time.
   play({{1.5, 3}, {2.5, 8}});
   line_->finish();  // the search stopped after 8 runs
   EXPECT_EQ(taken(),
-            "capacity: 3 runs of at most 24, 2 runs/s, at most 11 s left\n"
+            "capacity: 3 runs of at most 24, 2 runs/s, at most 21 runs left (11 s at this rate)\n"
             "capacity: 8 runs in 4 s, 2 runs/s\n");
 }
 
 TEST_F(ProgressLineOutput, OneRunIsOne) {
   start(false, "capacity", "runs", 24, true);
   play({{4, 1}});
-  EXPECT_EQ(taken(), "capacity: 1 run of at most 24, 0.25 runs/s, at most 1 min 32 s left\n");
+  EXPECT_EQ(taken(),
+            "capacity: 1 run of at most 24, 0.25 runs/s, at most 23 runs left (1 min 32 s at this "
+            "rate)\n");
 }
 
 TEST_F(ProgressLineOutput, UpdatesComingOutOfOrderNeverGoBack) {
