@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cli/command_options.hpp"
+#include "cli/data_files.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
 #include "report/progress_line.hpp"
@@ -91,6 +92,26 @@ std::string money_text(double usd) {
 
 using Given = std::function<std::optional<std::string>(const char*)>;
 
+// The keys a settings file's capacity section may hold: the search's flags.
+const std::vector<std::string> kCapacityKeys = {"vary",      "target", "min",       "max",
+                                                "tolerance", "modes",  "exhaustive"};
+
+void refuse_unknown_capacity_keys(const po::variables_map& vm, const json& section) {
+  if (section.is_null()) return;
+  const std::string file = find_settings_file(text_of(vm, "settings"));
+  if (!section.is_object()) {
+    throw InputError(file, 0, "capacity", "expected an object of the search's keys");
+  }
+  for (const auto& [key, value] : section.items()) {
+    if (std::find(kCapacityKeys.begin(), kCapacityKeys.end(), key) != kCapacityKeys.end()) continue;
+    const auto near = nearest(key, kCapacityKeys);
+    throw InputError(file, 0, "capacity." + key,
+                     "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()) +
+                         "; the capacity section holds vary, target, min, max, tolerance, modes "
+                         "and exhaustive");
+  }
+}
+
 // capacity --vary fleet: the cheapest fleet of the settings' classes.
 int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& given,
                        std::ostream& out, std::ostream& err) {
@@ -140,8 +161,10 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
   }
   out << "Capacity: the cheapest fleet of " << classes << ", " << bounds[0] << " to " << bounds[1]
       << " replicas a class, whose run meets " << search.target.text << ", "
-      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
-      << std::flush;
+      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n";
+  for (const std::string& line : preset_error_lines(base))
+    out << line << '\n';
+  out << std::flush;
 
   std::vector<FleetSearchResult> results(modes.size());
   ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
@@ -249,6 +272,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
 
   json section;
   Settings base = base_settings(vm, "capacity", section);
+  refuse_unknown_capacity_keys(vm, section);
   // A flag, else the capacity section of the settings file, else nothing.
   const Given given = [&](const char* name) -> std::optional<std::string> {
     if (vm.count(name)) return text_of(vm, name);
@@ -325,8 +349,10 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
   const auto value = [&](double v) { return capacity_value_text(search, v); };
   out << "Capacity: the smallest " << search.knob << " from " << value(search.min) << " to "
       << value(search.max) << " whose run meets " << search.target.text << ", "
-      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
-      << std::flush;
+      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n";
+  for (const std::string& line : preset_error_lines(base))
+    out << line << '\n';
+  out << std::flush;
 
   std::vector<CapacityResult> results(modes.size());
   ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",

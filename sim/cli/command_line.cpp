@@ -277,18 +277,20 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     measured = read_measured_for_replay(vm["measured"].as<std::string>(), settings, loaded.trace);
   }
   if (!source) out << trace_line(loaded.trace) << '\n';
+  if (settings.fleet) {
+    out << "Fleet: a class's knobs come from its own keys, else its preset, else the batching "
+           "section, else the defaults; a fleet-wide knob from the section, else the classes' "
+           "presets when they agree (BATCHING.md section 13.1)"
+        << (vm.count("preset") ? "; --preset " + text_of(vm, "preset") + " sets the section"
+                               : std::string())
+        << ".\n";
+    for (const std::string& line : fleet_knob_lines(settings))
+      out << line << '\n';
+  }
   // A derived preset used with nothing measured: how far it may be.
-  std::optional<nlohmann::json> preset_error;
-  if (vm.count("preset") && !source) {
-    std::ifstream in(find_preset_file(vm["preset"].as<std::string>()));
-    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-    if (doc.is_object() && doc.contains("meta") && doc["meta"].contains("expected_error_pct")) {
-      preset_error = doc["meta"]["expected_error_pct"];
-      out << preset_error_line(vm["preset"].as<std::string>(), preset_error->value("ttft", 0.0),
-                               preset_error->value("tpot", 0.0),
-                               preset_error->value("latency", 0.0))
-          << '\n';
-    }
+  if (!source) {
+    for (const std::string& line : preset_error_lines(settings))
+      out << line << '\n';
   }
   const bool per_request = settings.per_request == "csv";
   ConsoleProgress progress(out, settings);
@@ -325,10 +327,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   document["meta"]["version"] = kVersion;
   document["meta"]["written_at"] = utc_now_iso();
   if (source) document["meta"]["measured"] = vm["measured"].as<std::string>();
-  if (preset_error) {
-    document["meta"]["preset"] = vm["preset"].as<std::string>();
-    document["meta"]["preset_expected_error_pct"] = *preset_error;
-  }
+  if (source) document["meta"].erase("presets_expected_error");
   ReportOptions writing{settings.plots == "svg", &err};
   if (report) writing.measured = &*report;
   if (result.retimed) writing.retimed = &*result.retimed;

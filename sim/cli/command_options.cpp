@@ -13,6 +13,7 @@
 #include "core/cores.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
+#include "report/figure_text.hpp"
 
 namespace infersim {
 namespace po = boost::program_options;
@@ -143,7 +144,13 @@ Settings settings_from_files(const po::variables_map& vm, std::set<std::string>&
     for (const std::string& key : settings_file_keys(path))
       given.insert(key);
   };
-  if (vm.count("preset")) apply_file(find_preset_file(text_of(vm, "preset")));
+  if (vm.count("preset")) {
+    const std::string path = find_preset_file(text_of(vm, "preset"));
+    apply_file(path);
+    // A run's preset sets the batching section (BATCHING.md section 13.1).
+    for (auto& [key, by] : settings.set_by)
+      if (by == path) by = "--preset " + text_of(vm, "preset");
+  }
   if (vm.count("settings")) apply_file(find_settings_file(text_of(vm, "settings")));
   load_fleet_presets(settings);
   return settings;
@@ -152,7 +159,11 @@ Settings settings_from_files(const po::variables_map& vm, std::set<std::string>&
 void load_fleet_presets(Settings& settings) {
   for (const std::string& name : fleet_preset_names(settings)) {
     if (settings.fleet_presets.count(name)) continue;
-    const std::string path = find_preset_file(name);
+    std::size_t first = 0;
+    while ((*settings.fleet)[first].value("preset", std::string()) != name)
+      ++first;
+    const std::string path = find_preset_file(
+        name, settings.fleet_source, "batching.fleet[" + std::to_string(first) + "].preset");
     std::ifstream in(path, std::ios::binary);
     std::ostringstream content;
     content << in.rdbuf();
@@ -169,6 +180,7 @@ void load_fleet_presets(Settings& settings) {
       knobs["gpus"] = preset["meta"]["tensor_parallel"];
     }
     settings.fleet_presets[name] = knobs;
+    note_preset_errors(settings, preset);
   }
 }
 
@@ -224,6 +236,7 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
       document.erase("capacity");
     }
     apply_settings_json(settings, document, path);
+    note_preset_errors(settings, document);
     load_fleet_presets(settings);
   }
   for (const KnobFlag& flag : knob_flags()) {
@@ -336,6 +349,27 @@ nlohmann::ordered_json settings_document(const Settings& settings, const LoadedT
   return settings_to_json(effective);
 }
 
+std::vector<std::string> preset_error_lines(const Settings& settings) {
+  std::vector<std::string> lines;
+  for (const auto& [name, e] : settings.preset_errors) {
+    std::string classes;
+    std::size_t count = 0;
+    if (settings.fleet) {
+      for (const auto& c : *settings.fleet) {
+        if (c.value("preset", std::string()) != name) continue;
+        classes += (classes.empty() ? "" : ", ") + c["name"].get<std::string>();
+        ++count;
+      }
+    }
+    const nlohmann::json& pct = e["pct"];
+    lines.push_back(
+        preset_error_line(name, count == 0 ? "" : (count == 1 ? "class " : "classes ") + classes,
+                          pct.value("ttft", 0.0), pct.value("tpot", 0.0), pct.value("latency", 0.0),
+                          e.value("from", std::string())));
+  }
+  return lines;
+}
+
 void add_meta(nlohmann::ordered_json& document) {
   document["meta"]["program"] = kProgramName;
   document["meta"]["version"] = kVersion;
@@ -378,12 +412,18 @@ void refuse_batching_knobs_elsewhere(const po::variables_map& vm, const Settings
       throw InputError("", 0, "--vary " + name, why);
     }
   }
+  // A file's key: blamed on that file, with what made the server another kind.
+  const auto kind = settings.set_by.find("server.kind");
+  const std::string kind_from = kind == settings.set_by.end() ? "the default" : kind->second;
   for (const std::string& key : file_keys) {
-    if (batching(key)) {
-      throw InputError("", 0, key,
-                       "applies to the batching server only, and this run's server is " +
-                           settings.server_kind + ": set server.kind to batching");
-    }
+    if (!batching(key)) continue;
+    const auto by = settings.set_by.find(key);
+    const std::string from = by == settings.set_by.end() ? std::string() : by->second;
+    const bool file = !from.empty() && !from.starts_with("--");
+    throw InputError(file ? from : "", 0, file || from.empty() ? key : key + " (" + from + ")",
+                     "applies to the batching server only, and server.kind is " +
+                         settings.server_kind + " (set by " + kind_from +
+                         "): set server.kind to batching");
   }
 }
 

@@ -87,6 +87,10 @@ std::vector<std::string> parse_modes(const std::string& text);
 // The folder's settings.json: the effective settings with the trace read.
 nlohmann::ordered_json settings_document(const Settings& settings, const LoadedTrace& loaded);
 // The program, its version and the time, under `meta`.
+// A line for each preset the settings' knobs came from: how far its figures
+// may be, and the evidence (settings.preset_errors), naming the fleet's
+// classes that use it.
+std::vector<std::string> preset_error_lines(const Settings& settings);
 void add_meta(nlohmann::ordered_json& document);
 // load_trace, warning on `err` of lines out of timestamp order.
 LoadedTrace load_and_warn(const Settings& settings, std::ostream& err);

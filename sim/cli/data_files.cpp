@@ -86,7 +86,8 @@ std::string find_hardware_folder() {
   return fs::path(f.path).parent_path().string();
 }
 
-std::string find_preset_file(const std::string& name) {
+std::string find_preset_file(const std::string& name, const std::string& source,
+                             const std::string& label) {
   const std::string path = "settings/presets/" + name + ".json";
   const DataFile file = find_data_file(path);
   if (file.found) return file.path;
@@ -107,7 +108,7 @@ std::string find_preset_file(const std::string& name) {
     known += (known.empty() ? "" : ", ") + n;
   const auto near = nearest(name, names);
   throw InputError(
-      "", 0, "--preset",
+      source, 0, label,
       "no preset '" + name + "'" + (near ? " (did you mean " + *near + "?)" : std::string()) +
           (known.empty() ? "; looked in " + listed(file.looked) : "; the presets are " + known));
 }

@@ -33,8 +33,10 @@ std::string find_settings_file(const std::string& path);
 
 // The preset NAME, settings/presets/NAME.json, found as find_data_file says.
 // Throws InputError naming the presets there are when there is none of that
-// name.
-std::string find_preset_file(const std::string& name);
+// name, in `source` (a settings file; empty for the command line) at `label`
+// (the flag or key that named it).
+std::string find_preset_file(const std::string& name, const std::string& source = "",
+                             const std::string& label = "--preset");
 
 // The folder of the hardware catalog, settings/hardware/, found as
 // find_data_file says. Throws InputError naming the places looked in.

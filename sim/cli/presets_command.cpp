@@ -32,12 +32,13 @@ constexpr const char* kPresetsUsage =
     "                            [--form roofline|sum] [--replay-turns on|off] [--write FILE]\n"
     "                            [--figures-weight W] [-j N]\n"
     "       infersim presets predict --measured RUN [--measured RUN ...] [--gpu GPU]\n"
-    "                            [--replay-turns on|off]\n"
+    "                            [--replay-turns on|off] [--write FILE]\n"
     "       infersim presets validate --measured RUN [--measured RUN ...] [--gpu GPU]\n"
     "                            [--form roofline|sum] [--replay-turns on|off]\n"
     "                            [--figures-weight W] [-j N]\n"
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
-    "factors are settings/hardware/efficiency.json's.\n";
+    "factors are settings/hardware/efficiency.json's; predict --write writes the runs'\n"
+    "errors as held-out evidence (settings/hardware/held_out.json).\n";
 
 std::string number(double v) {
   char text[32];
@@ -190,6 +191,12 @@ int fit(const po::variables_map& vm, const std::vector<std::string>& args, std::
       doc["expected_error_from"] =
           "leaving one run out: the mean |error| of each run's TTFT, TPOT and latency (mean, "
           "median, p90, p99) predicted from factors fitted on the others";
+      // Each run's own, for the presets of its GPU and model family.
+      std::vector<ErrorEvidence> by_run;
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        by_run.push_back(
+            {rows[i].run, runs[i].gpu.name, runs[i].model.name, error_pct_of(rows[i].predicted)});
+      doc["expected_error_by_run"] = error_evidence_json(by_run);
       out << "\nLeaving one run out, mean |error|: TTFT " << number(expected.at("ttft"))
           << " %, TPOT " << number(expected.at("tpot")) << " %, latency "
           << number(expected.at("latency")) << " %.\n";
@@ -207,7 +214,7 @@ int fit(const po::variables_map& vm, const std::vector<std::string>& args, std::
 }
 
 // The catalog's factors (the presets') against runs nothing was fitted on.
-int predict(const po::variables_map& vm, std::ostream& out) {
+int predict(const po::variables_map& vm, const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("figures-weight")) {
     throw InputError("", 0, "--figures-weight",
                      "applies to fit and validate (predict fits nothing)");
@@ -224,6 +231,25 @@ int predict(const po::variables_map& vm, std::ostream& out) {
         << (r.kv_blocks_recorded ? " as recorded; derived " : " derived; ") << r.kv_blocks_derived
         << "):\n"
         << measured_table_text(predict_run(r, catalog.efficiency));
+  }
+  if (vm.count("write")) {
+    // Runs nothing was fitted on, as the presets' evidence (held_out.json).
+    std::vector<ErrorEvidence> held;
+    for (const HardwareRunSource& r : runs)
+      held.push_back(
+          {r.name, r.gpu.name, r.model.name, error_pct_of(predict_run(r, catalog.efficiency))});
+    nlohmann::ordered_json doc;
+    doc["meta"]["what"] =
+        "Runs held out of every fit, predicted from efficiency.json's factors: the mean |error| "
+        "in percent of each run's TTFT, TPOT and latency (mean, median, p90, p99); the expected "
+        "error of a preset whose GPU and model family no fitted run covers";
+    std::string command = "infersim presets";
+    for (const std::string& a : args)
+      command += " " + a;
+    doc["meta"]["command"] = command;
+    doc["runs"] = error_evidence_json(held);
+    write_file_atomically(vm["write"].as<std::string>(), doc.dump(2) + "\n");
+    out << "\nHeld-out evidence: " << vm["write"].as<std::string>() << '\n';
   }
   return 0;
 }
@@ -289,7 +315,7 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
   }
   if (verb == "derive") return derive(vm, out);
   if (verb == "fit") return fit(vm, args, out);
-  if (verb == "predict") return predict(vm, out);
+  if (verb == "predict") return predict(vm, args, out);
   return validate(vm, out);
 }
 

@@ -219,7 +219,10 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   if (shard)
     out << "; shard " << shard->index << "/" << shard->count << ": " << indices.size() << " points";
   const std::size_t pool = std::min<std::size_t>(threads, std::max<std::size_t>(1, indices.size()));
-  out << ", on " << pool << (pool == 1 ? " thread.\n" : " threads.\n") << std::flush;
+  out << ", on " << pool << (pool == 1 ? " thread.\n" : " threads.\n");
+  for (const std::string& line : preset_error_lines(base))
+    out << line << '\n';
+  out << std::flush;
   const auto started = std::chrono::steady_clock::now();
   ProgressLine progress(err, writes_to_terminal(err), "sweep", "points", indices.size());
   const std::vector<SweepPointResult> results =

@@ -283,16 +283,18 @@ std::vector<FigureRow> comparison_rows(const ModeResult& first) {
   return rows;
 }
 
-std::string preset_error_line(const std::string& preset, double ttft_pct, double tpot_pct,
-                              double latency_pct) {
-  char text[512];
-  std::snprintf(text, sizeof(text),
-                "Preset %s: derived from a datasheet and a model's architecture, not measured. "
-                "Its factors predict measured runs they were not fitted on to about %.0f %% "
-                "(TTFT), %.0f %% (TPOT) and %.0f %% (latency) on the GPU they were fitted on; "
-                "expect more on another GPU (settings/presets/README.md).",
-                preset.c_str(), ttft_pct, tpot_pct, latency_pct);
-  return text;
+std::string preset_error_line(const std::string& preset, const std::string& used_by,
+                              double ttft_pct, double tpot_pct, double latency_pct,
+                              const std::string& from) {
+  char figures[160];
+  std::snprintf(figures, sizeof(figures),
+                "about %.0f %% (TTFT), %.0f %% (TPOT) and %.0f %% (latency)", ttft_pct, tpot_pct,
+                latency_pct);
+  return "Preset " + preset + (used_by.empty() ? "" : " (" + used_by + ")") +
+         ": derived from a datasheet and a model's architecture, not measured; expect its "
+         "figures off by " +
+         figures + (from.empty() ? "" : ": " + from + ", predicted with nothing fitted on it") +
+         " (settings/presets/README.md).";
 }
 
 }  // namespace infersim

@@ -85,9 +85,11 @@ std::string ratio_text(std::optional<double> a, std::optional<double> b);
 std::vector<FigureRow> comparison_rows(const ModeResult& first);
 
 // The line a derived preset used with nothing measured gets: its expected
-// error in percent (the mean |error| of runs predicted with factors fitted on
-// the others, settings/presets/README.md), said as what it is.
-std::string preset_error_line(const std::string& preset, double ttft_pct, double tpot_pct,
-                              double latency_pct);
+// error in percent and the evidence it comes from ("the mean |error| of RUN,
+// a run of ...": settings/presets/README.md), said as what it is; `used_by` names the fleet's
+// classes that use it (empty for a run's own preset).
+std::string preset_error_line(const std::string& preset, const std::string& used_by,
+                              double ttft_pct, double tpot_pct, double latency_pct,
+                              const std::string& from);
 
 }  // namespace infersim

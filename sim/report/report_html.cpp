@@ -622,14 +622,29 @@ std::string report_html(const nlohmann::ordered_json& settings,
   // The verdict first: an overloaded server above all, then each mode's
   // deadlines, then what produced them.
   page += "<section id=\"verdict\">\n<h2>Verdict</h2>\n";
-  // A derived preset with nothing measured says how far it may be.
-  if (const nlohmann::ordered_json* e = json_at(settings, "meta", "preset_expected_error_pct");
-      e != nullptr && e->is_object()) {
-    page +=
-        "<p class=\"warn\">" +
-        html_escape(preset_error_line(json_text(settings, "meta", "preset"), e->value("ttft", 0.0),
-                                      e->value("tpot", 0.0), e->value("latency", 0.0))) +
-        "</p>\n";
+  // Each derived preset used with nothing measured says how far it may be.
+  if (const nlohmann::ordered_json* presets = json_at(settings, "meta", "presets_expected_error");
+      presets != nullptr && presets->is_object()) {
+    const nlohmann::ordered_json* fleet = json_at(settings, "batching", "fleet");
+    for (const auto& [name, e] : presets->items()) {
+      if (!e.is_object() || !e.contains("pct") || !e["pct"].is_object()) continue;
+      std::string classes;
+      std::size_t count = 0;
+      if (fleet != nullptr && fleet->is_array()) {
+        for (const auto& c : *fleet) {
+          if (!c.is_object() || c.value("preset", std::string()) != name) continue;
+          classes += (classes.empty() ? "" : ", ") + c.value("name", std::string());
+          ++count;
+        }
+      }
+      const nlohmann::ordered_json& pct = e["pct"];
+      page += "<p class=\"warn\" data-preset=\"" + html_escape(name) + "\">" +
+              html_escape(preset_error_line(
+                  name, count == 0 ? "" : (count == 1 ? "class " : "classes ") + classes,
+                  pct.value("ttft", 0.0), pct.value("tpot", 0.0), pct.value("latency", 0.0),
+                  e.value("from", std::string()))) +
+              "</p>\n";
+    }
   }
   for (const ModeResult* r : results) {
     const LoadVerdict load = assess_load(*r);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
@@ -17,6 +18,38 @@
 
 namespace infersim {
 namespace {
+
+// The summary's figures that only some runs have, and what gives them.
+std::optional<std::string> figure_condition(const std::string& key) {
+  static const std::pair<const char*, const char*> kConditional[] = {
+      {"good_requests", "a run given --goodput (vLLM's SLOs, e.g. --goodput ttft:2000 e2el:10000)"},
+      {"good_request_fraction",
+       "a run given --goodput (vLLM's SLOs, e.g. --goodput ttft:2000 e2el:10000)"},
+      {"goodput_rps", "a run given --goodput (vLLM's SLOs, e.g. --goodput ttft:2000 e2el:10000)"},
+      {"rejected", "the batching server (--server batching)"},
+      {"preemptions", "the batching server (--server batching)"},
+      {"evicted_blocks", "the batching server (--server batching)"},
+      {"prefix_hit_rate", "the batching server (--server batching)"},
+      {"steps", "the batching server (--server batching)"},
+      {"avg_batch_requests", "the batching server (--server batching)"},
+      {"kv_peak_utilization", "the batching server (--server batching)"},
+      {"replica_hours", "a fleet (batching.fleet)"},
+      {"gpu_hours", "a fleet (batching.fleet)"},
+      {"cost_usd", "a fleet (batching.fleet)"},
+      {"usd_per_million_tokens", "a fleet (batching.fleet)"},
+      {"peak_replicas", "a fleet (batching.fleet)"},
+      {"scale_ups", "a fleet (batching.fleet)"},
+      {"scale_downs", "a fleet (batching.fleet)"},
+      {"kv_transfers", "a fleet split into prefill and decode classes (role)"},
+      {"kv_transfer_gb", "a fleet split into prefill and decode classes (role)"},
+      {"kv_transfer_p50_s", "a fleet split into prefill and decode classes (role)"},
+      {"kv_transfer_p99_s", "a fleet split into prefill and decode classes (role)"},
+      {"decode_wait_p99_s", "a fleet split into prefill and decode classes (role)"},
+  };
+  for (const auto& [name, when] : kConditional)
+    if (key == name) return std::string(when);
+  return std::nullopt;
+}
 
 std::string trimmed(const std::string& text) {
   const std::size_t begin = text.find_first_not_of(" \t");
@@ -57,6 +90,11 @@ TargetClause parse_clause(const std::string& clause, const std::vector<std::stri
   out.key = trimmed(clause.substr(0, at));
   if (out.key.empty()) malformed("no figure");
   if (std::find(keys.begin(), keys.end(), out.key) == keys.end()) {
+    if (const std::optional<std::string> when = figure_condition(out.key)) {
+      throw InputError("", 0, "--target",
+                       "'" + out.key + "' is a figure only of " + *when +
+                           ", and this run has none; the figures are summary.json's keys");
+    }
     const auto near = nearest(out.key, keys);
     throw InputError("", 0, "--target",
                      "unknown figure '" + out.key + "'" +
@@ -116,6 +154,28 @@ bool Target::met_by(const Summary& summary) const {
     if (!clause.holds(summary.get(clause.key))) return false;
   }
   return true;
+}
+
+std::pair<std::size_t, double> Target::miss(const Summary& summary) const {
+  std::pair<std::size_t, double> out{0, 0.0};
+  for (const TargetClause& clause : clauses) {
+    const std::optional<double> figure = summary.get(clause.key);
+    if (clause.holds(figure)) continue;
+    ++out.first;
+    out.second += figure
+                      ? std::fabs(*figure - clause.value) / std::max(std::fabs(clause.value), 1e-12)
+                      : std::numeric_limits<double>::infinity();
+  }
+  return out;
+}
+
+std::string Target::reached(const Summary& summary) const {
+  std::string out;
+  for (const std::string& key : keys()) {
+    const std::optional<double> value = summary.get(key);
+    out += (out.empty() ? "" : ", ") + key + "=" + (value ? printf_text("%.6g", *value) : "null");
+  }
+  return out;
 }
 
 std::vector<std::string> Target::keys() const {
@@ -202,7 +262,8 @@ CapacityResult bisect_capacity(const CapacitySearch& search,
   if (!high.met) {
     result.outcome = CapacityResult::kMaximumFails;
     result.below = high;
-    result.reason = "even the maximum, " + value_text(search, search.max) + ", fails the target";
+    result.reason = "even the maximum, " + value_text(search, search.max) +
+                    ", fails the target (it reached " + search.target.reached(high.summary) + ")";
     return result;
   }
   CapacityProbe low = probe(search.min);
@@ -266,19 +327,70 @@ std::optional<double> ttft_percentile(const std::string& key) {
 
 }  // namespace
 
-// Each request's prefill on an idle replica of its own (of the class that
-// prefills it soonest, in a fleet), in steps of at most max_num_batched_tokens
-// tokens (model/step_cost.hpp), plus the network's latency up and down, is a
-// lower bound on its TTFT.
+namespace {
+
+// The most of each request's prompt that it could find cached when it reaches
+// the server (BATCHING.md sections 3 and 4): its leading blocks whose
+// identities some earlier request of the run could have registered, up to the
+// first that none could, at most (p - 1) div B of them; 0 for a request the
+// server rejects (p + o > L), which registers nothing. An upper bound on any
+// replica's hit, whatever the routing and the evictions.
+std::vector<std::int64_t> most_cached_tokens(const RequestList& tasks, const BatchingKnobs& k) {
+  std::vector<std::int64_t> hits(tasks.size(), 0);
+  if (!k.prefix_caching || !tasks.has_block_ids()) return hits;
+  const std::int64_t b = k.block_tokens;
+  const std::int64_t len = k.model_len();
+  // An id's blocks registered so far: its first n (B-token) blocks.
+  std::unordered_map<std::uint32_t, std::int64_t> seen;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const Request r = tasks[i];
+    const std::int64_t p = std::max<std::int64_t>(1, std::llround(r.context_tokens));
+    const std::int64_t o = std::llround(r.generated_tokens);
+    if (p + o > len) continue;
+    const std::int64_t per_id = r.block_id_tokens / b;  // B divides Bh (section 1)
+    const std::int64_t with_identity =
+        std::min<std::int64_t>(p,
+                               static_cast<std::int64_t>(r.block_ids.size()) * r.block_id_tokens) /
+        b;
+    std::int64_t hit = 0;
+    bool missed = false;
+    for (std::size_t t = 0; t < r.block_ids.size(); ++t) {
+      const std::int64_t here = std::clamp<std::int64_t>(
+          with_identity - static_cast<std::int64_t>(t) * per_id, 0, per_id);
+      if (here == 0) break;
+      std::int64_t& known = seen[r.block_ids[t]];
+      if (!missed) {
+        const std::int64_t found = std::min(here, known);
+        hit += found;
+        missed = found < here;
+      }
+      known = std::max(known, here);
+    }
+    hits[i] = std::min(hit, (p - 1) / b) * b;
+  }
+  return hits;
+}
+
+}  // namespace
+
+// Each served request's prefill on an idle replica of its own (of the class
+// that prefills it soonest, in a fleet), with the most of its prompt it could
+// find cached, in steps of at most max_num_batched_tokens tokens
+// (model/step_cost.hpp), plus the network's latency up and down, is a lower
+// bound on its TTFT; a mode's TTFT percentile is then at least the bounds'
+// (their mean over a synthetic mode's replications).
 std::string idle_bound_reason(const Settings& settings, const Trace& trace, const std::string& mode,
                               const Target& target) {
   if (server_section(settings.server_kind) != "batching" || trace.records.empty()) return "";
+  // A synthetic mode of empirical sizes draws prompts apart from the trace's
+  // records, seed by seed: its requests are made as the run makes them.
+  const ServerChoice choice = server_choice(settings);
   std::vector<BatchingKnobs> classes;
   if (settings.fleet) {
-    for (const ReplicaClass& c : fleet_classes(settings))
+    for (const ReplicaClass& c : choice.fleet)
       classes.push_back(c.knobs);
   } else {
-    classes.push_back(settings.batching);
+    classes.push_back(choice.batching);
   }
   std::vector<StepCost> costs;
   for (const BatchingKnobs& k : classes)
@@ -286,11 +398,11 @@ std::string idle_bound_reason(const Settings& settings, const Trace& trace, cons
   double latency_s = 0;
   for (const Hop& hop : settings.hops)
     latency_s += 2 * hop.latency_s;
-  const auto prefill_s = [&](double prompt) {
+  const auto prefill_s = [&](std::int64_t prompt, std::int64_t cached) {
     double fastest = std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < classes.size(); ++c) {
-      auto remaining = static_cast<std::int64_t>(std::max(1.0, std::round(prompt)));
-      std::int64_t computed = 0;
+      std::int64_t remaining = prompt - cached;
+      std::int64_t computed = cached;
       double t = 0;
       while (remaining > 0) {
         const std::int64_t n = std::min(remaining, classes[c].max_num_batched_tokens);
@@ -306,26 +418,51 @@ std::string idle_bound_reason(const Settings& settings, const Trace& trace, cons
     }
     return fastest;
   };
-  std::vector<double> bounds;
-  if (mode == "synthetic" && settings.synthetic_sizes == "mean") {
-    bounds.push_back(prefill_s(trace_rates(trace, settings.arrival_knobs()).mean_context_tokens) +
-                     latency_s);
+  // The bounds of each run of the mode (a seed each for a synthetic mode).
+  std::vector<std::vector<double>> runs;
+  const auto bounds_of = [&](const RequestList& tasks) {
+    const std::vector<std::int64_t> cached = most_cached_tokens(tasks, classes.front());
+    const std::int64_t len = classes.front().model_len();
+    std::vector<double> bounds;
+    bounds.reserve(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const std::int64_t p = std::max<std::int64_t>(1, std::llround(tasks.context_tokens(i)));
+      const std::int64_t o = std::llround(tasks.generated_tokens(i));
+      if (p + o > len) continue;  // rejected: in no latency figure
+      bounds.push_back(prefill_s(p, cached[i]) + latency_s);
+    }
+    runs.push_back(std::move(bounds));
+  };
+  if (mode == "recorded") {
+    bounds_of(generate_recorded(settings, trace).tasks);
   } else {
-    bounds.reserve(trace.records.size());
-    for (const TraceRecord& r : trace.records)
-      bounds.push_back(prefill_s(r.context_tokens) + latency_s);
+    Settings synthetic = settings;
+    if (mode == "retimed") synthetic.synthetic_sizes = "recorded";
+    for (std::uint32_t i = 0; i < settings.replications; ++i)
+      bounds_of(generate_synthetic(synthetic, trace, settings.seed + i).tasks);
   }
   for (const TargetClause& c : target.clauses) {
     const std::optional<double> q = ttft_percentile(c.key);
     if (!q || (c.comparison != TargetClause::kAtMost && c.comparison != TargetClause::kBelow)) {
       continue;
     }
-    std::vector<double> values = bounds;
-    const std::optional<double> at = percentile(values, *q);
-    if (!at || c.holds(*at)) continue;
-    return "on idle replicas the " + c.key + " would already be " + duration_text(*at) +
-           " (each prompt's own prefill" + (classes.size() > 1 ? " on its fastest class" : "") +
-           ", in steps of at most " + std::to_string(classes.front().max_num_batched_tokens) +
+    double sum = 0;
+    bool every = true;
+    for (const std::vector<double>& bounds : runs) {
+      std::vector<double> values = bounds;
+      const std::optional<double> at = percentile(values, *q);
+      every = every && at.has_value();
+      if (at) sum += *at;
+    }
+    if (!every || runs.empty()) continue;
+    const double at = sum / static_cast<double>(runs.size());
+    if (c.holds(at)) continue;
+    return "on idle replicas the " + c.key + " would already be at least " + duration_text(at) +
+           " (each served prompt's own prefill" +
+           (classes.size() > 1 ? " on its fastest class" : "") +
+           ", less the most of it an earlier request could have left cached, in steps of at "
+           "most " +
+           std::to_string(classes.front().max_num_batched_tokens) +
            " tokens, and the network's latency), past the target's " + duration_text(c.value) +
            ": no count of replicas meets it";
   }

@@ -34,6 +34,12 @@ struct Target {
   bool met_by(const Summary& summary) const;  // every clause holds
   // The keys named, each once, in the order given.
   std::vector<std::string> keys() const;
+  // How far a summary is from the target: the clauses it fails, then the sum
+  // of their misses relative to their bounds (a missing figure misses
+  // infinitely); {0, 0} when met. Compared as a pair: less is closer.
+  std::pair<std::size_t, double> miss(const Summary& summary) const;
+  // "ttft_p99_s=4.21, success_rate=0.98": the target's figures in a summary.
+  std::string reached(const Summary& summary) const;
 };
 
 // "KEY OP NUMBER[,KEY OP NUMBER...]" with OP one of >= <= > < ==; every clause

@@ -237,7 +237,20 @@ FleetSearchResult search_fleets(const FleetSearch& search,
     run(grid[i], cost[i]);
     if (better(result.probes.size() - 1)) result.cheapest = result.probes.size() - 1;
   }
-  if (!result.cheapest) result.reason = "no fleet of the grid meets the target";
+  if (!result.cheapest && !result.probes.empty()) {
+    // What the closest run reached: the fewest clauses failed, then the least
+    // miss (the first run among equals).
+    std::size_t closest = 0;
+    for (std::size_t i = 1; i < result.probes.size(); ++i) {
+      if (search.target.miss(result.probes[i].summary) <
+          search.target.miss(result.probes[closest].summary)) {
+        closest = i;
+      }
+    }
+    result.reason = "no fleet of the grid meets the target; the closest run, " +
+                    fleet_text(search, result.probes[closest].counts) + ", reached " +
+                    search.target.reached(result.probes[closest].summary);
+  }
   result.front = cost_front(search, result.probes);
   return result;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -233,8 +234,9 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
                                {"attention", catalog.efficiency.attention},
                                {"link", catalog.efficiency.link},
                                {"fitted_on", catalog.efficiency_note}};
-  if (!catalog.expected_error_pct.empty()) {
-    doc["meta"]["expected_error_pct"] = catalog.expected_error_pct;
+  if (const ExpectedError e = expected_error(catalog, gpu, model); !e.pct.empty()) {
+    doc["meta"]["expected_error_pct"] = e.pct;
+    doc["meta"]["expected_error_from"] = e.from;
   }
   doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
                               model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
@@ -449,7 +451,119 @@ HardwareCatalog load_hardware(const std::string& folder) {
   if (efficiency.contains("fitted_on") && efficiency["fitted_on"].is_string()) {
     c.efficiency_note = efficiency["fitted_on"].get<std::string>();
   }
+  if (const auto e = efficiency.find("expected_error_by_run"); e != efficiency.end()) {
+    c.left_out = read_error_evidence(*e, efficiency_path, "expected_error_by_run");
+  }
+  const std::string held_path = folder + "/held_out.json";
+  if (std::filesystem::exists(held_path)) {
+    const json held = read_json_file(held_path);
+    if (!held.is_object() || !held.contains("runs")) {
+      throw InputError(held_path, 0, "runs", "missing: expected a list of runs");
+    }
+    c.held_out = read_error_evidence(held["runs"], held_path, "runs");
+  }
   return c;
+}
+
+std::string ModelSpec::family() const {
+  // The name's words up to the first that is a size ("8b", "30b", "1.5b").
+  std::string out;
+  std::size_t at = 0;
+  while (at < name.size()) {
+    const std::size_t dash = std::min(name.find('-', at), name.size());
+    const std::string word = name.substr(at, dash - at);
+    const bool size = word.size() >= 2 && word.back() == 'b' &&
+                      word.find_first_not_of("0123456789.", 0) == word.size() - 1;
+    if (size) break;
+    out += (out.empty() ? "" : "-") + word;
+    at = dash + 1;
+  }
+  return out + (experts > 0 ? "-moe" : "");
+}
+
+std::vector<ErrorEvidence> read_error_evidence(const json& list, const std::string& path,
+                                               const std::string& key) {
+  if (!list.is_array()) throw InputError(path, 0, key, "expected a list of runs");
+  std::vector<ErrorEvidence> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    Fields f(list[i], path, key + "[" + std::to_string(i) + "]");
+    ErrorEvidence e;
+    e.run = f.text("run");
+    e.gpu = f.text("gpu");
+    e.model = f.text("model");
+    for (const char* figure : {"ttft", "tpot", "latency"})
+      e.error_pct[figure] = f.real(figure, 0);
+    f.done();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+nlohmann::ordered_json error_evidence_json(const std::vector<ErrorEvidence>& evidence) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ErrorEvidence& e : evidence) {
+    nlohmann::ordered_json row;
+    row["run"] = e.run;
+    row["gpu"] = e.gpu;
+    row["model"] = e.model;
+    for (const char* figure : {"ttft", "tpot", "latency"})
+      row[figure] = e.error_pct.at(figure);
+    out.push_back(row);
+  }
+  return out;
+}
+
+ExpectedError expected_error(const HardwareCatalog& catalog, const GpuSpec& gpu,
+                             const ModelSpec& model) {
+  const auto family_of = [&](const std::string& name) {
+    const auto m = catalog.models.find(name);
+    return m == catalog.models.end() ? std::string() : m->second.family();
+  };
+  // The mean of the runs' errors, a figure at a time, to a tenth.
+  const auto mean_of = [](const std::vector<const ErrorEvidence*>& runs) {
+    std::map<std::string, double> pct;
+    for (const char* figure : {"ttft", "tpot", "latency"}) {
+      double sum = 0;
+      for (const ErrorEvidence* e : runs)
+        sum += e->error_pct.at(figure);
+      pct[figure] = std::round(10 * sum / static_cast<double>(runs.size())) / 10;
+    }
+    return pct;
+  };
+  const auto names = [](const std::vector<const ErrorEvidence*>& runs) {
+    std::string out;
+    for (const ErrorEvidence* e : runs)
+      out += (out.empty() ? "" : ", ") + e->run;
+    return out;
+  };
+  ExpectedError out;
+  std::vector<const ErrorEvidence*> own;
+  for (const ErrorEvidence& e : catalog.left_out)
+    if (e.gpu == gpu.name && family_of(e.model) == model.family()) own.push_back(&e);
+  if (!own.empty()) {
+    out.pct = mean_of(own);
+    out.from = "the mean |error| of " + names(own) + (own.size() == 1 ? ", a run" : ", runs") +
+               " of its GPU and model family left out of the fit";
+    return out;
+  }
+  std::vector<const ErrorEvidence*> held;
+  for (const ErrorEvidence& e : catalog.held_out)
+    held.push_back(&e);
+  if (!held.empty()) {
+    out.pct = mean_of(held);
+    bool same = std::all_of(held.begin(), held.end(), [&](const ErrorEvidence* e) {
+      return e->gpu == gpu.name && family_of(e->model) == model.family();
+    });
+    out.from = "the mean |error| of " + names(held) + (held.size() == 1 ? ", a run" : ", runs") +
+               (same ? " of its GPU and model family" : " on another GPU than those fitted on") +
+               ", held out of every fit";
+    return out;
+  }
+  if (!catalog.expected_error_pct.empty()) {
+    out.pct = catalog.expected_error_pct;
+    out.from = "the mean |error| of each fitted run left out in turn";
+  }
+  return out;
 }
 
 const GpuSpec& HardwareCatalog::gpu(const std::string& name, const std::string& source) const {

@@ -59,6 +59,10 @@ struct ModelSpec {
   double params() const;              // the whole model
   double active_params() const;       // those a token passes through (k experts)
   double kv_bytes_per_token() const;  // K and V of every layer, BF16
+  // The family the model's evidence is shared in: its name before the size
+  // ("llama-3.1" for llama-3.1-8b and -70b), "-moe" added for a mixture of
+  // experts (qwen3-30b-a3b is "qwen3-moe", qwen3-32b "qwen3").
+  std::string family() const;
 };
 
 // Shares of the datasheet's roofs a serving engine reaches, and its fixed
@@ -132,10 +136,26 @@ CostMap cost_map(const GpuSpec& gpu, const ModelSpec& model, const Deployment& d
 BatchingKnobs derive_knobs(const GpuSpec& gpu, const ModelSpec& model, const Deployment& deployment,
                            const Efficiency& efficiency);
 
+// One run the factors were checked on with nothing fitted on it: its GPU and
+// model, and the mean |error| in percent of its TTFT, TPOT and latency (mean,
+// median, p90, p99) as predicted, by "ttft", "tpot" and "latency".
+struct ErrorEvidence {
+  std::string run;
+  std::string gpu;
+  std::string model;
+  std::map<std::string, double> error_pct;
+};
+
+// How far a preset may be, and the evidence that says so.
+struct ExpectedError {
+  std::map<std::string, double> pct;  // "ttft", "tpot", "latency"
+  std::string from;                   // "left out: RUN (its GPU and model family)", ...
+};
+
 // The GPUs, models and fitted factors of settings/hardware/ (gpus.json,
-// models.json, efficiency.json), checked as they are read: an unknown key, a
-// missing one or an impossible value is an InputError naming the file and
-// the key.
+// models.json, efficiency.json, and held_out.json when there is one),
+// checked as they are read: an unknown key, a missing one or an impossible
+// value is an InputError naming the file and the key.
 struct HardwareCatalog {
   std::map<std::string, GpuSpec> gpus;
   std::map<std::string, ModelSpec> models;
@@ -145,6 +165,11 @@ struct HardwareCatalog {
   // others (leaving one out), for "ttft", "tpot" and "latency"; empty when
   // the factors were not so checked.
   std::map<std::string, double> expected_error_pct;
+  // Each run left out of the fit in turn (efficiency.json's
+  // expected_error_by_run), and runs of GPUs nothing was fitted on
+  // (held_out.json: `presets predict --write`).
+  std::vector<ErrorEvidence> left_out;
+  std::vector<ErrorEvidence> held_out;
   const GpuSpec& gpu(const std::string& name, const std::string& source) const;
   const ModelSpec& model(const std::string& name, const std::string& source) const;
   // The model whose Hugging Face id is `hf_id` (case-insensitive), or null.
@@ -162,6 +187,18 @@ inline constexpr std::int64_t kLeastKvTokens = 32768;
 // kLeastKvTokens; 0 when none does.
 std::int64_t least_tensor_parallel(const GpuSpec& gpu, const ModelSpec& model,
                                    Deployment deployment);
+
+// A preset's expected error from the evidence that covers it: the left-out
+// runs of its GPU and model family where there are some; else the runs held
+// out of every fit (another GPU's); else the mean over the left-out runs.
+ExpectedError expected_error(const HardwareCatalog& catalog, const GpuSpec& gpu,
+                             const ModelSpec& model);
+
+// Reads the evidence list of a JSON array of {run, gpu, model, ttft, tpot,
+// latency} at `key` of `path`.
+std::vector<ErrorEvidence> read_error_evidence(const nlohmann::json& list, const std::string& path,
+                                               const std::string& key);
+nlohmann::ordered_json error_evidence_json(const std::vector<ErrorEvidence>& evidence);
 
 // A preset file: `meta` (the pair, the tensor parallelism, the factors and
 // the command that derived it, which the settings reader skips), the server

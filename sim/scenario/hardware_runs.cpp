@@ -224,24 +224,47 @@ std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows) {
   return out + "\n";
 }
 
-std::map<std::string, double> expected_error_pct(const std::vector<LeaveOneOut>& rows) {
-  std::map<std::string, double> out;
+namespace {
+
+// The sum of |error| in percent over a report's mean, median, p90 and p99 of
+// each figure, and how many there were.
+void add_errors(const MeasuredReport& report, std::map<std::string, double>& sums,
+                std::map<std::string, int>& counts) {
   for (const auto& [key, metric] : {std::pair<const char*, const char*>{"ttft", "TTFT"},
                                     {"tpot", "TPOT"},
                                     {"latency", "Latency"}}) {
-    double sum = 0;
-    int n = 0;
-    for (const LeaveOneOut& r : rows) {
-      for (const char* statistic : {"Mean", "Median", "P90", "P99"}) {
-        if (const MeasuredTableRow* row = row_of(r.predicted, metric, statistic)) {
-          sum += std::fabs(row->diff_pct());
-          ++n;
-        }
+    for (const char* statistic : {"Mean", "Median", "P90", "P99"}) {
+      if (const MeasuredTableRow* row = row_of(report, metric, statistic)) {
+        sums[key] += std::fabs(row->diff_pct());
+        ++counts[key];
       }
     }
-    if (n > 0) out[key] = std::round(10 * sum / n) / 10;
   }
+}
+
+std::map<std::string, double> means_of(const std::map<std::string, double>& sums,
+                                       const std::map<std::string, int>& counts) {
+  std::map<std::string, double> out;
+  for (const auto& [key, sum] : sums)
+    out[key] = std::round(10 * sum / counts.at(key)) / 10;
   return out;
+}
+
+}  // namespace
+
+std::map<std::string, double> expected_error_pct(const std::vector<LeaveOneOut>& rows) {
+  std::map<std::string, double> sums;
+  std::map<std::string, int> counts;
+  for (const LeaveOneOut& r : rows)
+    add_errors(r.predicted, sums, counts);
+  return means_of(sums, counts);
+}
+
+std::map<std::string, double> error_pct_of(const MeasuredReport& report) {
+  std::map<std::string, double> sums;
+  std::map<std::string, int> counts;
+  add_errors(report, sums, counts);
+  return means_of(sums, counts);
 }
 
 }  // namespace infersim

@@ -79,5 +79,8 @@ std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows);
 // The left-out predictions' mean |error| in percent over the runs and their
 // mean, median, p90 and p99, for "ttft", "tpot" and "latency".
 std::map<std::string, double> expected_error_pct(const std::vector<LeaveOneOut>& rows);
+// One report's mean |error| in percent over its mean, median, p90 and p99,
+// for "ttft", "tpot" and "latency".
+std::map<std::string, double> error_pct_of(const MeasuredReport& report);
 
 }  // namespace infersim

@@ -751,6 +751,7 @@ void set_setting(Settings& settings, const std::string& key, const json& value,
     bad(source, label, "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
   }
   spec->set(settings, value, source, label);
+  if (!value.is_null()) settings.set_by[key] = source.empty() ? label : source;
 }
 
 void apply_settings_json(Settings& settings, const json& document, const std::string& source) {
@@ -793,6 +794,81 @@ void apply_settings_json(Settings& settings, const json& document, const std::st
   validate_settings(settings, source);
 }
 
+namespace {
+
+// Where a JSON text's first unreadable value lies: its line and its key path
+// ("batching.fleet[0].replicas"), read with nlohmann's SAX interface, whose
+// error carries the position the exception does not.
+struct NumberPlace {
+  std::uint64_t line = 0;
+  std::string key;
+};
+
+class PlaceFinder : public nlohmann::json_sax<json> {
+ public:
+  explicit PlaceFinder(const std::string& text) : text_(text) {}
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    path_.push_back({"", -1});
+    return true;
+  }
+  bool key(string_t& k) override {
+    path_.back().name = k;
+    return true;
+  }
+  bool end_object() override { return end(); }
+  bool start_array(std::size_t) override {
+    path_.push_back({"", 0});
+    return true;
+  }
+  bool end_array() override { return end(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception&) override {
+    const auto offset = static_cast<std::ptrdiff_t>(std::min(position, text_.size()));
+    place.line =
+        1 + static_cast<std::uint64_t>(std::count(text_.begin(), text_.begin() + offset, '\n'));
+    for (const Level& level : path_) {
+      if (level.index < 0) {
+        place.key += (place.key.empty() ? "" : ".") + level.name;
+      } else {
+        place.key += "[" + std::to_string(level.index) + "]";
+      }
+    }
+    return false;
+  }
+  NumberPlace place;
+
+ private:
+  struct Level {
+    std::string name;
+    std::int64_t index;  // -1 in an object, else the array's next element
+  };
+  bool value() {
+    if (!path_.empty() && path_.back().index >= 0) ++path_.back().index;
+    return true;
+  }
+  bool end() {
+    path_.pop_back();
+    return value();
+  }
+  const std::string& text_;
+  std::vector<Level> path_;
+};
+
+NumberPlace locate_bad_number(const std::string& text) {
+  PlaceFinder finder(text);
+  json::sax_parse(text, &finder);
+  return finder.place;
+}
+
+}  // namespace
+
 void apply_settings_file(Settings& settings, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) bad(path, "", "cannot open the settings file");
@@ -811,12 +887,32 @@ void apply_settings_file(Settings& settings, const std::string& path) {
     const auto colon = what.find("syntax error");
     throw InputError(path, line, "", colon == std::string::npos ? what : what.substr(colon));
   } catch (const json::exception& e) {
-    // A number too large for a double (out_of_range 406): no position is given.
+    // A number too large for a double (out_of_range 406): the exception names
+    // no place; a second reading finds its line and key.
     std::string what = e.what();
     const auto bracket = what.find("] ");
-    throw InputError(path, 0, "", bracket == std::string::npos ? what : what.substr(bracket + 2));
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    const NumberPlace place = locate_bad_number(text);
+    throw InputError(path, place.line, place.key, what + " (too large for a double)");
   }
   apply_settings_json(settings, document, path);
+  note_preset_errors(settings, document);
+}
+
+void note_preset_errors(Settings& settings, const json& document) {
+  if (!document.is_object() || !document.contains("meta") || !document["meta"].is_object()) return;
+  const json& meta = document["meta"];
+  if (meta.contains("preset") && meta["preset"].is_string() &&
+      meta.contains("expected_error_pct") && meta["expected_error_pct"].is_object()) {
+    settings.preset_errors[meta["preset"].get<std::string>()] = {
+        {"pct", meta["expected_error_pct"]},
+        {"from", meta.value("expected_error_from", std::string())}};
+  }
+  if (meta.contains("presets_expected_error") && meta["presets_expected_error"].is_object()) {
+    for (const auto& [name, e] : meta["presets_expected_error"].items())
+      if (e.is_object() && e.contains("pct") && e["pct"].is_object())
+        settings.preset_errors[name] = e;
+  }
 }
 
 std::vector<std::string> settings_file_keys(const std::string& path) {
@@ -869,7 +965,31 @@ void validate_settings(const Settings& s, const std::string& source) {
         "price a fleet's classes: they apply with batching.fleet only");
   }
   if (s.fleet && !batching) {
-    bad(source, "batching.fleet", "applies to the batching server only (--server batching)");
+    // Name who set each side: the fleet's file, and the file or flag that
+    // made the server another kind.
+    const auto kind_by = s.set_by.find("server.kind");
+    const std::string kind_from = kind_by == s.set_by.end() ? "the default" : kind_by->second;
+    bad(s.fleet_source, "batching.fleet",
+        "is a fleet of the batching server, and server.kind is " + s.server_kind + " (set by " +
+            kind_from + "): run it with server.kind batching (--server batching)");
+  }
+  // The knobs of a split fleet's transfers said of a run with no split would
+  // change nothing (BATCHING.md section 12): refused where set to other than
+  // their defaults (a run's settings.json holds them all).
+  if (batching) {
+    const bool split = s.fleet && std::any_of(s.fleet->begin(), s.fleet->end(),
+                                              [](const auto& c) { return c.contains("role"); });
+    const Settings defaults;
+    for (const char* key :
+         {"batching.decode_router", "batching.kv_link_gbps", "batching.kv_link_latency_s"}) {
+      const auto by = s.set_by.find(key);
+      if (split || by == s.set_by.end()) continue;
+      if (find_key(key)->get(s) == find_key(key)->get(defaults)) continue;
+      const bool flag = by->second.starts_with("--");
+      bad(flag ? std::string() : by->second, flag ? by->second : std::string(key),
+          "applies to a fleet split into prefill and decode (classes with a role, BATCHING.md "
+          "section 12), and this run has no split: leave it out");
+    }
   }
   // Once its classes' presets are loaded, the fleet is checked as a whole.
   bool presets_loaded = true;
@@ -899,7 +1019,13 @@ void check_batching_memory(const BatchingKnobs& k, const std::string& source) {
   }
 }
 
-nlohmann::ordered_json settings_to_json(const Settings& settings) {
+nlohmann::ordered_json settings_to_json(const Settings& given) {
+  // A fleet's file holds the fleet-wide knobs its run took from its classes'
+  // presets, so that it reproduces the run whatever the presets become.
+  bool presets_loaded = true;
+  for (const std::string& name : fleet_preset_names(given))
+    presets_loaded = presets_loaded && given.fleet_presets.count(name) > 0;
+  const Settings settings = presets_loaded ? with_fleet_wide_from_presets(given) : given;
   nlohmann::ordered_json out;
   for (const auto& [key, spec] : table()) {
     const auto dot = key.find('.');
@@ -908,6 +1034,9 @@ nlohmann::ordered_json settings_to_json(const Settings& settings) {
     if (section == "batching" && server_section(settings.server_kind) != "batching") continue;
     out[section][key.substr(dot + 1)] = spec.get(settings);
   }
+  // How far the presets it used may be, so that the file says so again.
+  for (const auto& [name, e] : settings.preset_errors)
+    out["meta"]["presets_expected_error"][name] = e;
   return out;
 }
 
@@ -929,19 +1058,83 @@ std::vector<std::string> fleet_preset_names(const Settings& settings) {
 std::int64_t fleet_model_len(const Settings& settings, const std::vector<ReplicaClass>& classes) {
   if (settings.batching.max_model_len) return *settings.batching.max_model_len;
   std::int64_t len = 0;
-  for (const ReplicaClass& c : classes) {
-    const std::int64_t own =
-        std::min<std::int64_t>(131072, c.knobs.kv_blocks * c.knobs.block_tokens);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const ReplicaClass& c = classes[i];
+    // A class's preset's max_model_len stands in for 131072 (section 13.1).
+    std::int64_t cap = 131072;
+    if (settings.fleet && i < settings.fleet->size() && (*settings.fleet)[i].contains("preset")) {
+      const auto preset = settings.fleet_presets.find((*settings.fleet)[i]["preset"]);
+      if (preset != settings.fleet_presets.end() && preset->second.contains("max_model_len") &&
+          preset->second["max_model_len"].is_number_integer()) {
+        cap = preset->second["max_model_len"].get<std::int64_t>();
+      }
+    }
+    const std::int64_t own = std::min<std::int64_t>(cap, c.knobs.kv_blocks * c.knobs.block_tokens);
     len = len == 0 ? own : std::min(len, own);
   }
   return len;
+}
+
+const std::vector<std::string>& fleet_wide_preset_keys() {
+  static const std::vector<std::string> kKeys = {"block_tokens", "prefix_caching",
+                                                 "reserve_full_prompt", "async_scheduling",
+                                                 "kv_bytes_per_token"};
+  return kKeys;
+}
+
+namespace {
+
+// The class's preset's batching section, or null when it names none (or it
+// is not loaded yet).
+const nlohmann::json* class_preset(const Settings& settings, const nlohmann::ordered_json& c) {
+  if (!c.contains("preset")) return nullptr;
+  const auto found = settings.fleet_presets.find(c["preset"].get<std::string>());
+  return found == settings.fleet_presets.end() ? nullptr : &found->second;
+}
+
+}  // namespace
+
+Settings with_fleet_wide_from_presets(const Settings& settings) {
+  Settings out = settings;
+  if (!settings.fleet) return out;
+  const std::string& src = settings.fleet_source;
+  for (const std::string& key : fleet_wide_preset_keys()) {
+    if (settings.set_by.count("batching." + key)) continue;
+    std::optional<nlohmann::json> value;
+    std::size_t first = 0;
+    std::string carriers;
+    for (std::size_t i = 0; i < settings.fleet->size(); ++i) {
+      const auto& c = (*settings.fleet)[i];
+      const nlohmann::json* preset = class_preset(settings, c);
+      if (preset == nullptr || !preset->contains(key)) continue;
+      const nlohmann::json& v = (*preset)[key];
+      const auto at = [&](std::size_t j) {
+        const auto& cj = (*settings.fleet)[j];
+        return "batching.fleet[" + std::to_string(j) + "] (" + cj["name"].get<std::string>() +
+               ", preset " + cj["preset"].get<std::string>() + ")";
+      };
+      if (!value) {
+        value = v;
+        first = i;
+      } else if (v != *value) {
+        bad(src, at(first) + ", " + at(i) + ": batching." + key,
+            "the classes' presets disagree (" + value->dump() + " against " + v.dump() +
+                ") and a fleet has one " + key + ": set batching." + key + " for the whole fleet");
+      }
+      carriers += (carriers.empty() ? "" : ", ") + c["name"].get<std::string>();
+    }
+    if (!value) continue;
+    set_setting(out, "batching." + key, *value, src, "batching." + key);
+    out.set_by["batching." + key] = "presets of " + carriers;
+  }
+  return out;
 }
 
 ServerChoice server_choice(const Settings& settings) {
   ServerChoice choice;
   choice.kind = settings.server_kind;
   choice.edge = settings.edge_knobs();
-  choice.batching = settings.batching;
+  choice.batching = with_fleet_wide_from_presets(settings).batching;
   if (settings.fleet) {
     choice.fleet = fleet_classes(settings);
     choice.batching.max_model_len = fleet_model_len(settings, choice.fleet);
@@ -949,15 +1142,86 @@ ServerChoice server_choice(const Settings& settings) {
   return choice;
 }
 
+std::vector<std::string> fleet_knob_lines(const Settings& given) {
+  std::vector<std::string> lines;
+  if (!given.fleet) return lines;
+  const Settings settings = with_fleet_wide_from_presets(given);
+  const Settings defaults;
+  std::size_t width = std::string("fleet-wide").size();
+  for (const auto& c : *settings.fleet)
+    width = std::max(width, c["name"].get<std::string>().size());
+  const auto section_value = [&](const Settings& from, const std::string& key) {
+    return find_key("batching." + key)->get(from).dump();
+  };
+  // "  WHO  SOURCE: key = value, ..." a source, in the order sources first appear.
+  const auto add_groups = [&](const std::string& who,
+                              const std::vector<std::pair<std::string, std::string>>& rows) {
+    std::vector<std::pair<std::string, std::string>> groups;
+    for (const auto& [source, text] : rows) {
+      auto it = std::find_if(groups.begin(), groups.end(),
+                             [&](const auto& g) { return g.first == source; });
+      if (it == groups.end()) {
+        groups.emplace_back(source, text);
+      } else {
+        it->second += ", " + text;
+      }
+    }
+    for (const auto& [source, text] : groups)
+      lines.push_back("  " + who + std::string(width - who.size(), ' ') + "  " + source + ": " +
+                      text);
+  };
+  std::vector<std::pair<std::string, std::string>> wide;
+  const bool split = std::any_of(settings.fleet->begin(), settings.fleet->end(),
+                                 [](const auto& c) { return c.contains("role"); });
+  std::vector<std::string> wide_keys = {"router"};
+  if (split)
+    wide_keys.insert(wide_keys.end(), {"decode_router", "kv_link_gbps", "kv_link_latency_s"});
+  wide_keys.insert(wide_keys.end(), fleet_wide_preset_keys().begin(),
+                   fleet_wide_preset_keys().end());
+  wide_keys.push_back("lockstep");
+  for (const std::string& key : wide_keys) {
+    const auto set = settings.set_by.find("batching." + key);
+    wide.emplace_back(set == settings.set_by.end() ? "default" : set->second,
+                      key + " = " + section_value(settings, key));
+  }
+  const std::vector<ReplicaClass> classes = fleet_classes(given);
+  const auto len = settings.set_by.find("batching.max_model_len");
+  wide.emplace_back(len == settings.set_by.end() ? "the least over the classes" : len->second,
+                    "max_model_len = " + std::to_string(fleet_model_len(settings, classes)));
+  add_groups("fleet-wide", wide);
+  for (std::size_t i = 0; i < settings.fleet->size(); ++i) {
+    const auto& c = (*settings.fleet)[i];
+    const nlohmann::json* preset = class_preset(settings, c);
+    std::vector<std::pair<std::string, std::string>> rows;
+    rows.emplace_back("class", "replicas = " + std::to_string(classes[i].replicas));
+    for (const std::string& key : class_knob_keys()) {
+      if (c.contains(key)) {
+        rows.emplace_back("class", key + " = " + c[key].dump());
+      } else if (preset != nullptr && preset->contains(key)) {
+        rows.emplace_back("preset " + c["preset"].get<std::string>(),
+                          key + " = " + (*preset)[key].dump());
+      } else if (const auto set = settings.set_by.find("batching." + key);
+                 set != settings.set_by.end()) {
+        rows.emplace_back(set->second, key + " = " + section_value(settings, key));
+      } else {
+        rows.emplace_back("default", key + " = " + section_value(defaults, key));
+      }
+    }
+    add_groups(c["name"].get<std::string>(), rows);
+  }
+  return lines;
+}
+
 std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
   std::vector<ReplicaClass> classes;
   if (!settings.fleet) return classes;
   const std::string& src = settings.fleet_source;
+  const Settings base = with_fleet_wide_from_presets(settings);
   for (std::size_t i = 0; i < settings.fleet->size(); ++i) {
     const auto& c = (*settings.fleet)[i];
     const std::string at = "batching.fleet[" + std::to_string(i) + "]";
     // The section's knobs, then the preset's a class may set, then its own.
-    Settings scratch = settings;
+    Settings scratch = base;
     if (c.contains("preset")) {
       const std::string preset = c["preset"].get<std::string>();
       const auto found = settings.fleet_presets.find(preset);

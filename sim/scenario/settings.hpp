@@ -61,6 +61,16 @@ struct Settings {
   std::optional<nlohmann::ordered_json> fleet;
   std::string fleet_source;
   std::map<std::string, nlohmann::json> fleet_presets;
+  // Who set each key ("batching.kv_blocks" -> a settings file's path, a flag
+  // such as "--kv-blocks", or "--preset NAME"); a key left at its default is
+  // absent. A fleet-wide key that the batching section does not set comes from
+  // the classes' presets (BATCHING.md section 13.1).
+  std::map<std::string, std::string> set_by;
+  // The expected error of each preset the knobs came from (a run's --preset,
+  // a settings file that is a preset, a fleet class's preset), by name:
+  // {"pct": {"ttft", "tpot", "latency"}, "from": the evidence}
+  // (settings/presets/README.md).
+  std::map<std::string, nlohmann::json> preset_errors;
   // network
   std::vector<Hop> hops = default_hops();
   double device_tx_nj_per_bit = 283.17;
@@ -110,6 +120,10 @@ void set_setting(Settings& settings, const std::string& key, const nlohmann::jso
 // accepted and ignored: it records who wrote the file.
 void apply_settings_json(Settings& settings, const nlohmann::json& document,
                          const std::string& source);
+// Notes the expected error a preset's file carries (its meta's
+// expected_error_pct and expected_error_from), or that a run's settings.json
+// carries (meta.presets_expected_error), in settings.preset_errors.
+void note_preset_errors(Settings& settings, const nlohmann::json& document);
 // Reads a settings file and applies it.
 void apply_settings_file(Settings& settings, const std::string& path);
 // The keys ("section.key") a settings file sets, once apply_settings_file has
@@ -134,8 +148,22 @@ std::vector<std::string> fleet_preset_names(const Settings& settings);
 // Throws InputError naming batching.fleet[i] and the key.
 std::vector<ReplicaClass> fleet_classes(const Settings& settings);
 // The fleet-wide max_model_len: the section's when given, else the least
-// min(131072, K * B) over the classes.
+// min(cap, K * B) over the classes, cap a class's preset's max_model_len, else
+// 131072.
 std::int64_t fleet_model_len(const Settings& settings, const std::vector<ReplicaClass>& classes);
+// The keys a fleet holds once for all its classes that a preset carries
+// (BATCHING.md section 13.1): block_tokens, prefix_caching,
+// reserve_full_prompt, async_scheduling, kv_bytes_per_token.
+const std::vector<std::string>& fleet_wide_preset_keys();
+// The settings with each fleet-wide key that neither the section nor a flag
+// sets taken from the classes' presets that carry it, when they agree
+// (set_by then names them); unchanged without a fleet or before its
+// presets are loaded. Throws InputError naming the classes and the key when
+// their presets disagree.
+Settings with_fleet_wide_from_presets(const Settings& settings);
+// Where each knob of each class, and each fleet-wide knob, comes from, for the
+// console: lines of "  SOURCE  key = value, ..." under a line a class.
+std::vector<std::string> fleet_knob_lines(const Settings& settings);
 // The server the settings name, in the models' terms (model/server_kinds.hpp).
 ServerChoice server_choice(const Settings& settings);
 

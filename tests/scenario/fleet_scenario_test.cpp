@@ -144,10 +144,28 @@ TEST_F(FleetRun, RefusedSettingsNameTheKey) {
        R"({"server": {"kind": "batching"}, "batching": {"price_per_gpu_hour": 2}})",
        {},
        "batching.gpus, batching.price_per_gpu_hour"},
-      {"a preset that does not exist",
-       fleet_of + R"([{"name": "a", "preset": "no-such-gpu"}]}})",
+      {"a preset that does not exist, blamed on the file's key",
+       fleet_of + R"([{"name": "a"}, {"name": "b", "preset": "no-such-gpu"}]}})",
        {},
-       "no-such-gpu"},
+       ".json: batching.fleet[1].preset: no preset 'no-such-gpu'"},
+      {"the edge server over a fleet, both sides named",
+       kFleet,
+       {"--server", "edge"},
+       ".json: batching.fleet: applies to the batching server only, and server.kind is edge "
+       "(set by --server)"},
+      {"a number too large for a double, with its line and key",
+       fleet_of + "[{\"name\": \"a\",\n \"kv_blocks\": 1e999}]}}",
+       {},
+       ".json:2: batching.fleet[0].kv_blocks: number overflow parsing '1e999'"},
+      {"a split's link beside a fleet with no split",
+       R"({"server": {"kind": "batching"}, "batching": {"kv_link_gbps": 50,
+           "fleet": [{"name": "a"}]}})",
+       {},
+       ".json: batching.kv_link_gbps: applies to a fleet split into prefill and decode"},
+      {"a split's router by flag beside a fleet with no split",
+       kFleet,
+       {"--decode-router", "least-requests"},
+       "--decode-router: applies to a fleet split into prefill and decode"},
   };
   int i = 0;
   for (const Case& c : cases) {
@@ -347,6 +365,96 @@ TEST_F(FleetRun, AClassTakesItsPresetsKnobsAndGpus) {
   // The 70B preset runs on 4 GPUs a replica (its tensor parallelism).
   EXPECT_NEAR(summary["gpu_hours"].get<double>(), 4 * summary["replica_hours"].get<double>(),
               1e-12);
+}
+
+// BATCHING.md section 13.1 (version 2.1): a fleet-wide knob the section does
+// not set comes from the classes' presets when they agree; the console says
+// where each knob of each class came from.
+TEST_F(FleetRun, FleetWideKnobsComeFromTheClassesPresetsWhenTheyAgree) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
+             {"name": "h100", "preset": "h100-llama-3.1-70b"},
+             {"name": "l40s", "preset": "l40s-llama-3.1-70b", "max_num_seqs": 64}]}})",
+                                "agree", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto settings = nlohmann::json::parse(test::read_file(dir_ / "agree" / "settings.json"));
+  // Every preset was derived with asynchronous scheduling on, and the 70B
+  // model's KV is 320 KiB a token.
+  EXPECT_EQ(settings["batching"]["async_scheduling"], true);
+  EXPECT_EQ(settings["batching"]["kv_bytes_per_token"].get<double>(), 327680.0);
+  EXPECT_THAT(r.out, HasSubstr("fleet-wide  presets of h100, l40s: block_tokens = 16, "
+                               "async_scheduling = true, kv_bytes_per_token = 327680.0"));
+  EXPECT_THAT(r.out, HasSubstr("l40s        class: replicas = 1, max_num_seqs = 64"));
+  EXPECT_THAT(r.out, HasSubstr("l40s        preset l40s-llama-3.1-70b: max_num_batched_tokens"));
+  EXPECT_THAT(r.out, HasSubstr("h100        default: step_expert_s = 0.0"));
+
+  // The run reproduces from its own settings.json, which now sets them.
+  const test::CliResult again =
+      test::run_cli({"run", "--settings", (dir_ / "agree" / "settings.json").string(), "--plots",
+                     "none", "--output", (dir_ / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir_ / "agree" / "requests.csv"),
+            test::read_file(dir_ / "again" / "requests.csv"));
+}
+
+TEST_F(FleetRun, TheSectionOrAFlagOverridesThePresetsFleetWideKnobs) {
+  const std::string fleet = R"({"server": {"kind": "batching"}, "batching": {FIRST "fleet": [
+             {"name": "h100", "preset": "h100-llama-3.1-8b"}]}})";
+  std::string in_file = fleet;
+  in_file.replace(in_file.find("FIRST"), 5, R"("async_scheduling": false,)");
+  const test::CliResult file = run(in_file, "section", {"--recorded"});
+  ASSERT_EQ(file.status, 0) << file.err;
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(dir_ / "section" /
+                                                  "settings.json"))["batching"]["async_scheduling"],
+            false);
+  EXPECT_THAT(file.out, HasSubstr("section.json: async_scheduling = false"));
+  std::string plain = fleet;
+  plain.replace(plain.find("FIRST"), 5, "");
+  const test::CliResult flag = run(plain, "flag", {"--recorded", "--async-scheduling", "off"});
+  ASSERT_EQ(flag.status, 0) << flag.err;
+  EXPECT_EQ(nlohmann::json::parse(
+                test::read_file(dir_ / "flag" / "settings.json"))["batching"]["async_scheduling"],
+            false);
+  EXPECT_THAT(flag.out, HasSubstr("--async-scheduling: async_scheduling = false"));
+}
+
+TEST_F(FleetRun, PresetsThatDisagreeOnAFleetWideKnobAreRefused) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
+             {"name": "big", "preset": "h100-llama-3.1-70b"},
+             {"name": "small", "preset": "l40s-llama-3.1-8b"}]}})",
+                                "disagree", {"--recorded"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.err, HasSubstr("disagree.json: batching.fleet[0] (big, preset h100-llama-3.1-70b), "
+                               "batching.fleet[1] (small, preset l40s-llama-3.1-8b): "
+                               "batching.kv_bytes_per_token: the classes' presets disagree"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "disagree" / "summary.json"));
+  // Set for the whole fleet, the two run (the section's value is the fleet's).
+  const test::CliResult set = run(R"({"server": {"kind": "batching"}, "batching": {
+             "kv_bytes_per_token": 327680, "fleet": [
+             {"name": "big", "preset": "h100-llama-3.1-70b"},
+             {"name": "small", "preset": "l40s-llama-3.1-8b"}]}})",
+                                  "set", {"--recorded"});
+  EXPECT_EQ(set.status, 0) << set.err;
+}
+
+// A class's preset's max_model_len stands in for 131072 in its term of the
+// fleet's default max_model_len (Qwen3-32B's 40,960 tokens).
+TEST_F(FleetRun, AClassPresetsModelLengthBoundsTheFleets) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
+             {"name": "q", "preset": "h100-qwen3-32b"}]}})",
+                                "len", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("the least over the classes: max_model_len = 40960"));
+}
+
+// A run's preset sets the batching section (section 13.1): beside a fleet the
+// console says so, and the classes show what they took from it.
+TEST_F(FleetRun, ARunsPresetBesideAFleetIsSaidToSetTheSection) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"}, "batching": {"fleet": [
+             {"name": "plain"}]}})",
+                                "run_preset", {"--recorded", "--preset", "h100-llama-3.1-8b"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("; --preset h100-llama-3.1-8b sets the section."));
+  EXPECT_THAT(r.out, HasSubstr("plain       --preset h100-llama-3.1-8b: max_num_seqs = 1024"));
 }
 
 }  // namespace

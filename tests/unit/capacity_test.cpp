@@ -12,6 +12,7 @@
 
 #include "core/input_error.hpp"
 #include "report/number_format.hpp"
+#include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
 #include "test_support.hpp"
 
@@ -112,7 +113,9 @@ TEST(CapacityBisection, BoundsAreCheckedFirst) {
   EXPECT_FALSE(never.answer);
   EXPECT_EQ(never.below->value, 1024);
   EXPECT_EQ(never.probes.size(), 1u);
-  EXPECT_EQ(never.reason, "even the maximum, cores=1024, fails the target");
+  EXPECT_EQ(never.reason,
+            "even the maximum, cores=1024, fails the target (it reached "
+            "success_rate=0.5)");
 
   const CapacityResult always =
       bisect_capacity(whole_search(4, 1024), [](double) { return fake(1); });
@@ -194,6 +197,23 @@ class CapacityCommand : public test::TraceFolder {
   int runs_ = 0;
 };
 
+// The settings file's capacity section holds the search's keys and no other,
+// and a figure only some runs have is named with what gives it.
+TEST_F(CapacityCommand, RefusesAnUnknownCapacityKeyAndExplainsAFigureNotThere) {
+  const std::string settings =
+      test::write_file(dir_ / "search.json",
+                       R"({"capacity": {"vary": "cores", "targte": "success_rate>=1"}})")
+          .string();
+  const auto typo = capacity({"--settings", settings});
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_THAT(typo.err,
+              HasSubstr("search.json: capacity.targte: unknown key (did you mean 'target'?)"));
+  const auto goodput = capacity({"--vary", "cores", "--target", "good_request_fraction>=0.9"});
+  EXPECT_EQ(goodput.status, 2);
+  EXPECT_THAT(goodput.err, HasSubstr("'good_request_fraction' is a figure only of a run given "
+                                     "--goodput"));
+}
+
 // Each mode searched apart, the retimed one too (the recorded requests at
 // synthetic instants): its answer its own, in capacity.json and on the
 // console.
@@ -227,6 +247,48 @@ TEST_F(CapacityCommand, AnUnreachableTtftTargetIsExplainedByItsIdleBound) {
   EXPECT_THAT(r.out, HasSubstr("past the target's 1.000 s: no count of replicas meets it"));
   const auto doc = nlohmann::json::parse(test::read_file(dir_ / "idle" / "capacity.json"));
   EXPECT_THAT(doc["recorded"]["reason"].get<std::string>(), HasSubstr("on idle replicas"));
+}
+
+// The idle bound is a floor no run can go below: a run's own TTFT percentile,
+// as a target, is never said to be out of reach. Prompts that repeat one
+// another's blocks (Mooncake's hash ids) are served from the prefix cache far
+// faster than their own prefill, and prompts longer than max_model_len are
+// rejected and in no TTFT: the bound counts both, in every mode.
+TEST(CapacityIdleBound, IsNeverAboveWhatARunReaches) {
+  const fs::path dir = test::fresh_dir();
+  std::string jsonl;
+  for (int i = 0; i < 60; ++i) {
+    // A shared 16-block prefix of 512 tokens each; every fifth request its
+    // own ids; every seventh past max_model_len (set to 20,000 below).
+    const bool own = i % 5 == 0;
+    const int tokens = i % 7 == 3 ? 30000 : 8192;
+    std::string ids;
+    for (int b = 0; b < tokens / 512; ++b)
+      ids += (b == 0 ? "" : ",") + std::to_string(own ? 1000 * (i + 1) + b : b);
+    jsonl += "{\"timestamp\": " + std::to_string(i * 700) +
+             ", \"input_length\": " + std::to_string(tokens) +
+             ", \"output_length\": 8, \"hash_ids\": [" + ids + "]}\n";
+  }
+  Settings settings;
+  settings.server_kind = "batching";
+  settings.trace_path = test::write_file(dir / "shared.jsonl", jsonl).string();
+  settings.batching.replicas = 4;
+  settings.batching.max_model_len = 20000;
+  const LoadedTrace loaded = load_trace(settings);
+  for (const std::string mode : {"recorded", "retimed", "synthetic"}) {
+    for (const char* key : {"ttft_p50_s", "ttft_p99_s"}) {
+      SCOPED_TRACE(mode + " " + key);
+      const Summary summary = run_mode(settings, loaded.trace, mode).summary;
+      const std::optional<double> reached = summary.get(key);
+      ASSERT_TRUE(reached.has_value());
+      const Target met = target_of(std::string(key) + "<=" + shortest(*reached));
+      EXPECT_EQ(idle_bound_reason(settings, loaded.trace, mode, met), "");
+      // Far below what the cache allows, the bound does say so.
+      const Target never = target_of(std::string(key) + "<=0.0001");
+      EXPECT_THAT(idle_bound_reason(settings, loaded.trace, mode, never),
+                  HasSubstr("no count of replicas meets it"));
+    }
+  }
 }
 
 TEST_F(CapacityCommand, WholeAnswerMeetsTheTargetAndTheCoreBelowDoesNot) {
@@ -283,10 +345,13 @@ TEST_F(CapacityCommand, SaysWhenEvenTheMaximumFailsAndExitsWithStatus4) {
   ASSERT_EQ(r.status, 4) << r.err;
   EXPECT_THAT(r.err,
               HasSubstr("capacity: no value from 1 to 1 meets success_rate>=1 in every mode"));
-  EXPECT_THAT(r.out, HasSubstr("not found: even the maximum, cores=1, fails the target"));
+  EXPECT_THAT(r.out, HasSubstr("not found: even the maximum, cores=1, fails the target (it "
+                               "reached success_rate="));
   const auto doc = nlohmann::json::parse(test::read_file(dir_ / "cap" / "capacity.json"));
   EXPECT_TRUE(doc["recorded"]["cores"].is_null());
-  EXPECT_EQ(doc["recorded"]["reason"], "even the maximum, cores=1, fails the target");
+  EXPECT_EQ(doc["recorded"]["reason"],
+            "even the maximum, cores=1, fails the target (it reached success_rate=" +
+                printf_text("%.6g", doc["recorded"]["at_max"]["success_rate"].get<double>()) + ")");
   EXPECT_EQ(doc["recorded"]["at_max"]["cores"], 1);
   ASSERT_EQ(doc["recorded"]["steps"].size(), 1u);
   EXPECT_EQ(doc["recorded"]["steps"][0]["met"], false);

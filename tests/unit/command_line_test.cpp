@@ -586,23 +586,35 @@ TEST_F(Conventions, NameEndsTheDefaultFolderName) {
   EXPECT_EQ(grids, 1u);
 }
 
-// A derived preset used with nothing measured says, on the console and on
-// the page, how far its factors were from runs they were not fitted on.
+// A derived preset used with nothing measured says, on the console, on the
+// page and in settings.json, how far it may be and from what evidence: for
+// the RTX 4090 the run held out of every fit (settings/hardware/held_out.json).
 TEST_F(CommandLine, ADerivedPresetSaysItsExpectedError) {
   const test::CliResult r = run({"--preset", "rtx-4090-llama-3.1-8b", "--plots", "none"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const nlohmann::json efficiency = nlohmann::json::parse(
-      test::read_file(test::source_dir() / "settings" / "hardware" / "efficiency.json"));
+  const nlohmann::json held = nlohmann::json::parse(
+      test::read_file(test::source_dir() / "settings" / "hardware" / "held_out.json"));
+  ASSERT_EQ(held["runs"].size(), 1u);
   char ttft[16];
-  std::snprintf(ttft, sizeof(ttft), "%.0f %%",
-                efficiency["expected_error_pct"]["ttft"].get<double>());
+  std::snprintf(ttft, sizeof(ttft), "%.0f %%", held["runs"][0]["ttft"].get<double>());
   EXPECT_THAT(r.out, HasSubstr("Preset rtx-4090-llama-3.1-8b: derived from a datasheet"));
-  EXPECT_THAT(r.out, HasSubstr(std::string("to about ") + ttft + " (TTFT)"));
+  EXPECT_THAT(r.out, HasSubstr(std::string("off by about ") + ttft + " (TTFT)"));
+  EXPECT_THAT(r.out, HasSubstr("the mean |error| of " + held["runs"][0]["run"].get<std::string>() +
+                               ", a run of its GPU and model family, held out of every fit"));
   const std::string page = test::read_file(dir_ / "run" / "report.html");
-  EXPECT_THAT(page, HasSubstr("<p class=\"warn\">Preset rtx-4090-llama-3.1-8b: derived"));
+  EXPECT_THAT(page, HasSubstr("<p class=\"warn\" data-preset=\"rtx-4090-llama-3.1-8b\">Preset "
+                              "rtx-4090-llama-3.1-8b: derived"));
   const nlohmann::json settings =
       nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
-  EXPECT_EQ(settings["meta"]["preset"], "rtx-4090-llama-3.1-8b");
+  const nlohmann::json& e = settings["meta"]["presets_expected_error"]["rtx-4090-llama-3.1-8b"];
+  EXPECT_EQ(e["pct"]["ttft"], held["runs"][0]["ttft"]);
+  EXPECT_THAT(e["from"].get<std::string>(), HasSubstr("held out of every fit"));
+  // Given back, the written settings say it again.
+  const test::CliResult again =
+      test::run_cli({"run", "--settings", (dir_ / "run" / "settings.json").string(), "--plots",
+                     "none", "--output", (dir_ / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("Preset rtx-4090-llama-3.1-8b: derived from a datasheet"));
   // Without a preset, no such line.
   const test::CliResult plain = run({"--plots", "none"}, "plain");
   EXPECT_THAT(plain.out, ::testing::Not(HasSubstr("Preset ")));
@@ -625,8 +637,9 @@ TEST_F(CommandLine, BatchingKnobsWithoutTheBatchingServerAreRefused) {
   const std::string file =
       test::write_file(dir_ / "edge.json", "{\"batching\": {\"replicas\": 4}}").string();
   EXPECT_EQ(test::one_error_line(run({"--settings", file})),
-            "batching.replicas: applies to the batching server only, and this run's server is "
-            "edge: set server.kind to batching");
+            file +
+                ": batching.replicas: applies to the batching server only, and server.kind is "
+                "edge (set by the default): set server.kind to batching");
   // Allowed: the batching server, and a sweep over both servers.
   EXPECT_EQ(run({"--server", "batching", "--replicas", "2", "--plots", "none"}, "ok").status, 0);
   EXPECT_EQ(run_on_trace({"sweep", "--vary", "server=edge,batching", "--vary", "replicas=1,2"},

@@ -155,6 +155,17 @@ TEST(FleetSearch, SaysWhenNoFleetMeetsTheTarget) {
   EXPECT_THAT(r.reason, HasSubstr("no fleet of the grid meets the target"));
 }
 
+// Where no fleet meets the target, the reason says what the closest reached:
+// the largest fleet's tail here, the one a planner would buy next.
+TEST(FleetSearch, SaysWhatTheClosestFleetReached) {
+  const FleetSearch search = two_classes("ttft_p99_s<=0.5");
+  const FleetSearchResult r = search_fleets(
+      search, [&](const FleetCounts& n) { return figure(mixed_fleet_ttft(n) + 1.0); });
+  EXPECT_FALSE(r.cheapest.has_value());
+  // 7/6 + 1 at six big and no small replica: the least of the grid.
+  EXPECT_THAT(r.reason, HasSubstr("; the closest run, big=6 small=0, reached ttft_p99_s=2.16667"));
+}
+
 TEST(FleetSearch, OneClassAlone) {
   FleetSearch search;
   search.classes = {{"only", 2.0, 1, 10}};
