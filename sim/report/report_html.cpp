@@ -276,9 +276,11 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
          "Kept up: the last response came " + duration_text(load.drain_s) +
              " after the last arrival" +
              (load.busy_while_arriving
-                  ? "; the " + units_text(r) +
-                        (r.server.units == 1 ? " was busy " : " were busy ") +
-                        fixed(*load.busy_while_arriving * 100, 1) + " % of the time until then"
+                  ? "; " +
+                        busy_units_text(
+                            r, r.replications.empty() ? r.summary : r.replications.front()) +
+                        " busy " + fixed(*load.busy_while_arriving * 100, 1) +
+                        " % of the time until then"
                   : std::string()) +
              "."});
   }
