@@ -618,10 +618,10 @@ ServerDescription BatchingServer::describe() const {
   d.table_after_requests = {"rejected"};
   d.table_after_compute = {};
   d.table_after_tpot = {"itl_mean_s"};
-  d.table_last = {"prefix_hit_rate",       "preemptions",        "evicted_blocks",
-                  "kv_peak_utilization",   "avg_batch_requests", "replica_hours",
-                  "peak_replicas",         "scale_ups",          "cost_usd",
-                  "usd_per_million_tokens"};
+  d.table_last = {"prefix_hit_rate",     "preemptions",        "evicted_blocks",
+                  "kv_peak_utilization", "avg_batch_requests", "replica_hours",
+                  "gpu_hours",           "peak_replicas",      "scale_ups",
+                  "scale_downs",         "cost_usd",           "usd_per_million_tokens"};
   d.figure_groups = {
       {"Server", {"utilization", "compute_s", "waiting_total_s", "traffic_mb", "energy_wh"}},
       {"Batching server",
@@ -768,8 +768,11 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     u.busy_s = t.busy.seconds();
     if (t.provisioned > Duration::zero()) u.utilization = u.busy_s / t.provisioned.seconds();
     u.cost_usd = cls.price_per_gpu_hour * static_cast<double>(cls.gpus) * u.replica_hours;
+    u.gpus = cls.gpus;
+    u.price_per_gpu_hour = cls.price_per_gpu_hour;
+    u.gpu_hours = static_cast<double>(cls.gpus) * u.replica_hours;
     replica_hours += u.replica_hours;
-    gpu_hours += static_cast<double>(cls.gpus) * u.replica_hours;
+    gpu_hours += u.gpu_hours;
     cost += u.cost_usd;
     usage.classes.push_back(u);
   }

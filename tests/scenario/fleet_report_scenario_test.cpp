@@ -1,9 +1,11 @@
 // What a fleet's run tells a capacity planner (BATCHING.md section 11), end
 // to end: each mode's verdict and plots over the replicas it provisioned, not
-// the fleet's slots; the replicas drawn by class.
+// the fleet's slots; the replicas drawn by class; the console's bill that
+// adds up by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,6 +79,77 @@ TEST_F(FleetReport, VerdictAndPlotsCountEachModesOwnReplicas) {
   EXPECT_THAT(csv.substr(0, csv.find('\n')), ::testing::EndsWith(",kv_use_pct,replica_class"));
   EXPECT_THAT(csv, HasSubstr(",big\n"));
   EXPECT_THAT(csv, HasSubstr(",small\n"));
+}
+
+// Reads the console's bill: its rows by first cell.
+std::vector<std::vector<std::string>> bill_rows(const std::string& out) {
+  std::vector<std::vector<std::string>> rows;
+  const auto at = out.find("The bill: ");
+  if (at == std::string::npos) return rows;
+  std::istringstream lines(out.substr(at));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && !line.empty()) {
+    // Cells are two spaces or more apart (a class's line opens with two).
+    std::vector<std::string> cells;
+    std::size_t from = line.find_first_not_of(' ');
+    while (from != std::string::npos) {
+      const std::size_t gap = line.find("  ", from);
+      cells.push_back(line.substr(from, gap == std::string::npos ? gap : gap - from));
+      from = gap == std::string::npos ? gap : line.find_first_not_of(' ', gap);
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// A class on 4 GPUs a replica (a preset of tensor parallelism 4) beside one
+// on 2: the console's bill gives each class's replica-hours, GPUs, GPU-hours,
+// price and cost, and the mode's GPU-hours and scale-downs, so that cost = Σ
+// price x GPUs x replica-hours is checked from the lines printed.
+TEST_F(FleetReport, TheConsoleBillAddsUpByHand) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"},
+    "batching": {"fleet": [
+      {"name": "big", "replicas": 1, "gpus": 2, "price_per_gpu_hour": 3.5},
+      {"name": "tp4", "preset": "l40s-llama-3.1-70b", "price_per_gpu_hour": 1.25,
+       "autoscale": {"min": 1, "max": 3, "interval_s": 1, "target_requests": 1,
+                     "startup_s": 1, "scale_down_delay_s": 1}}]}})",
+                                "bill", {"--recorded", "--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto summary = nlohmann::json::parse(read("bill/summary.json"));
+  const auto rows = bill_rows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"Bill", "replica-hours", "GPUs a replica",
+                                               "GPU-hours", "$ a GPU-hour", "cost",
+                                               "$ a million tokens", "scale-ups", "scale-downs"}));
+  // The mode's line: replica-hours, GPU-hours, cost, $ a million tokens, scale-ups, -downs.
+  ASSERT_EQ(rows[1].size(), 7u) << r.out;
+  EXPECT_EQ(rows[1][0], "Recorded trace");
+  EXPECT_EQ(rows[1][2], fixed(summary["gpu_hours"].get<double>(), 4));
+  EXPECT_EQ(rows[1][5], std::to_string(summary["scale_ups"].get<int>()));
+  EXPECT_EQ(rows[1][6], std::to_string(summary["scale_downs"].get<int>()));
+  // The classes' lines add up to the mode's cost, each price x GPUs x hours.
+  double cost = 0, gpu_hours = 0;
+  for (std::size_t i = 2; i < 4; ++i) {
+    ASSERT_EQ(rows[i].size(), 6u) << r.out;
+    const double hours = std::stod(rows[i][1]);
+    const double gpus = std::stod(rows[i][2]);
+    const double price = std::stod(rows[i][4]);
+    EXPECT_NEAR(std::stod(rows[i][3]), gpus * hours, 1e-4);
+    EXPECT_NEAR(std::stod(rows[i][5].substr(1)), price * gpus * hours, 0.006);
+    cost += std::stod(rows[i][5].substr(1));
+    gpu_hours += std::stod(rows[i][3]);
+  }
+  EXPECT_EQ(rows[3][0], "tp4");
+  EXPECT_EQ(rows[3][2], "4");
+  EXPECT_NEAR(std::stod(rows[1][3].substr(1)), cost, 0.011);
+  EXPECT_NEAR(std::stod(rows[1][2]), gpu_hours, 2e-4);
+  EXPECT_EQ(rows[1][3], "$" + fixed(summary["cost_usd"].get<double>(), 2));
+  // summary.json's classes carry the same.
+  EXPECT_EQ(summary["classes"][1]["gpus"].get<int>(), 4);
+  EXPECT_DOUBLE_EQ(summary["classes"][1]["price_per_gpu_hour"].get<double>(), 1.25);
+  EXPECT_NEAR(summary["classes"][1]["gpu_hours"].get<double>(),
+              4 * summary["classes"][1]["replica_hours"].get<double>(), 1e-12);
 }
 
 }  // namespace
