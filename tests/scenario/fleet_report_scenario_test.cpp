@@ -1,7 +1,7 @@
 // What a fleet's run tells a capacity planner (BATCHING.md section 11), end
 // to end: each mode's verdict and plots over the replicas it provisioned, not
-// the fleet's slots; the replicas drawn by class; the console's bill that
-// adds up by hand.
+// the fleet's slots; the replicas drawn by class; the page's engine settings
+// those the classes run; the console's bill that adds up by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -79,6 +79,37 @@ TEST_F(FleetReport, VerdictAndPlotsCountEachModesOwnReplicas) {
   EXPECT_THAT(csv.substr(0, csv.find('\n')), ::testing::EndsWith(",kv_use_pct,replica_class"));
   EXPECT_THAT(csv, HasSubstr(",big\n"));
   EXPECT_THAT(csv, HasSubstr(",small\n"));
+}
+
+// Two classes of presets: the page shows each one's engine (27,610 and 12,298
+// KV blocks, their step costs, their power) and the fleet-wide knobs, not the
+// batching section's values no replica runs with.
+TEST_F(FleetReport, ThePageShowsEachClassesEngine) {
+  const test::CliResult r = run(R"({"server": {"kind": "batching"},
+    "batching": {"router": "least-requests", "fleet": [
+      {"name": "h100", "preset": "h100-llama-3.1-8b", "replicas": 2, "price_per_gpu_hour": 3},
+      {"name": "l40s", "preset": "l40s-llama-3.1-8b", "replicas": 1,
+       "autoscale": {"min": 1, "max": 3, "startup_s": 30}}]}})",
+                                "presets", {"--recorded", "--plots", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string page = read("presets/report.html");
+  const auto at = page.find("id=\"class-knobs\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string classes = page.substr(at, page.find("</table>", at) - at);
+  EXPECT_THAT(classes, HasSubstr("<th data-class=\"h100\">h100</th><th data-class=\"l40s\">l40s"));
+  EXPECT_THAT(classes, HasSubstr("<code>kv_blocks</code></th><td>27610</td><td>12298</td>"));
+  EXPECT_THAT(classes, HasSubstr("<code>replicas</code></th><td>2</td><td>1 to 3, autoscaled "
+                                 "from 1</td>"));
+  EXPECT_THAT(classes, HasSubstr("<td>$3</td><td>$0</td>"));
+  EXPECT_THAT(classes, HasSubstr("start-up 30 s"));
+  // The section's own engine values appear nowhere: no replica runs them.
+  EXPECT_THAT(page, Not(HasSubstr("31250")));
+  EXPECT_THAT(page, Not(HasSubstr("100 W / 700 W")));
+  EXPECT_THAT(page, Not(HasSubstr("<code>batching.kv_blocks</code>")));
+  EXPECT_THAT(page, Not(HasSubstr("<code>batching.step_base_s</code>")));
+  // The fleet-wide knobs as the server runs them.
+  EXPECT_THAT(page, HasSubstr("Router <code>batching.router</code></th><td>least-requests</td>"));
+  EXPECT_THAT(page, HasSubstr("<code>batching.block_tokens</code></th><td>16</td>"));
 }
 
 // Reads the console's bill: its rows by first cell.
