@@ -468,17 +468,33 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
              fixed(mean, 1) + " a slice. ";
     }
     const auto utilization = figure_value(recorded->summary, "utilization");
-    out +=
+    const std::string busy =
+        "over the whole run the " + server.busy_words + " only " +
+        (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) + " of the time";
+    const std::string bursts =
         "While a burst lasts, requests arrive faster than the server finishes them: the "
         "queue grows (the queue plot), every request behind it waits, and the deadlines of "
-        "the slices that follow are missed (the miss-rate plot), although over the whole run "
-        "the " +
-        server.busy_words + " only " +
-        (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
-        " of the time. ";
-    if (synthetic && retimed) {
-      // What the gap is made of, as measured: not every gap is the bursts'.
-      out += html_escape(attribution_sentence(attribute(*recorded, *retimed, *synthetic))) +
+        "the slices that follow are missed (the miss-rate plot), although " +
+        busy + ". ";
+    // What the gap is made of, as measured: the bursts are blamed only when
+    // the timing is the larger factor.
+    const std::vector<AttributedFigure> split = synthetic && retimed
+                                                    ? attribute(*recorded, *retimed, *synthetic)
+                                                    : std::vector<AttributedFigure>{};
+    const AttributedFigure* headline = headline_figure(split);
+    if (headline == nullptr || headline->larger == "timing") {
+      out += bursts;
+    } else if (headline->larger == "size mix") {
+      out += std::string(
+                 "Here the bursts are not the larger part of the gap: the size mix is, "
+                 "the recorded requests' sizes against the synthetic ones") +
+             (pull_apart(*headline) ? ", and the timing pulls the other way. " : ". ");
+    } else {
+      out += "Neither the bursts nor the sizes move the gap by more than 10 % here, and " + busy +
+             ". ";
+    }
+    if (headline != nullptr) {
+      out += html_escape(attribution_sentence(split)) +
              " (the table <i>What the gap is made of</i> above).";
     } else if (synthetic && synthetic->arrivals.find("recorded") == std::string::npos) {
       out +=
