@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -569,6 +570,72 @@ void BatchingServer::evaluate() {
   schedule_evaluation(now);
 }
 
+namespace {
+
+// A knob's value as settings.json writes it: a number in its shortest form,
+// a switch on or off.
+std::string knob_text(double v) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof(text), v).ptr;
+  return std::string(text, end);
+}
+std::string knob_text(bool on) {
+  return on ? "on" : "off";
+}
+
+// A fleet's class's knobs, as its replicas run them (section 11).
+ClassDescription describe_class(const ReplicaClass& cls, bool disaggregated) {
+  const BatchingKnobs& k = cls.knobs;
+  const auto number = [](std::int64_t v) { return knob_text(static_cast<double>(v)); };
+  ClassDescription c;
+  c.name = cls.name;
+  if (disaggregated) c.role = to_string(cls.role);
+  std::string count = number(cls.replicas);
+  if (cls.autoscale) {
+    count = number(cls.autoscale->min) + " to " + number(cls.autoscale->max) +
+            ", autoscaled from " + count;
+  }
+  c.knobs = {
+      {"Replicas", "", "replicas", "", "", "", count},
+      {"GPUs a replica", "", "gpus", "", "", "", number(cls.gpus)},
+      {"Price of a GPU-hour", "", "price_per_gpu_hour", "", "", "",
+       "$" + knob_text(cls.price_per_gpu_hour)},
+      {"Most requests running a replica", "", "max_num_seqs", "", "", "", number(k.max_num_seqs)},
+      {"Most tokens a step", "", "max_num_batched_tokens", "", "", "",
+       number(k.max_num_batched_tokens)},
+      {"KV blocks a replica", "", "kv_blocks", "", "", "", number(k.kv_blocks)},
+      {"Step, fixed cost", "", "step_base_s", "", "", "", knob_text(k.step_base_s) + " s"},
+      {"Step, a prefill token", "", "step_prefill_token_s", "", "", "",
+       knob_text(k.step_prefill_token_s) + " s"},
+      {"Step, a prefill attention pair", "", "step_prefill_pair_s", "", "", "",
+       knob_text(k.step_prefill_pair_s) + " s"},
+      {"Step, a decode token", "", "step_decode_token_s", "", "", "",
+       knob_text(k.step_decode_token_s) + " s"},
+      {"Step, a context token read by a decode", "", "step_decode_context_s", "", "", "",
+       knob_text(k.step_decode_context_s) + " s"},
+      {"Step, the weights read", "", "step_weights_s", "", "", "",
+       knob_text(k.step_weights_s) + " s"},
+      {"Step, an expert's weights read", "", "step_expert_s", "", "", "",
+       knob_text(k.step_expert_s) + " s"},
+      {"Experts, and those a token is routed to", "", "moe_experts", "", "moe_active_experts", "",
+       number(k.moe_experts) + " / " + number(k.moe_active_experts)},
+      {"Step is the larger of memory and compute", "", "step_roofline", "", "", "",
+       knob_text(k.step_roofline)},
+      {"Power of a replica, idle / stepping", "", "gpu_idle_w", "", "gpu_max_w", "",
+       knob_text(k.gpu_idle_w) + " W / " + knob_text(k.gpu_max_w) + " W"}};
+  std::string autoscale = "none";
+  if (cls.autoscale) {
+    const Autoscale& a = *cls.autoscale;
+    autoscale = "every " + knob_text(a.interval.seconds()) + " s, " + knob_text(a.target_requests) +
+                " requests a replica, start-up " + knob_text(a.startup.seconds()) +
+                " s, scale-down delay " + knob_text(a.scale_down_delay.seconds()) + " s";
+  }
+  c.knobs.push_back({"Autoscaling", "", "autoscale", "", "", "", autoscale});
+  return c;
+}
+
+}  // namespace
+
 ServerDescription BatchingServer::describe() const {
   ServerDescription d;
   d.kind = "batching";
@@ -618,10 +685,10 @@ ServerDescription BatchingServer::describe() const {
   d.table_after_requests = {"rejected"};
   d.table_after_compute = {};
   d.table_after_tpot = {"itl_mean_s"};
-  d.table_last = {"prefix_hit_rate",       "preemptions",        "evicted_blocks",
-                  "kv_peak_utilization",   "avg_batch_requests", "replica_hours",
-                  "peak_replicas",         "scale_ups",          "cost_usd",
-                  "usd_per_million_tokens"};
+  d.table_last = {"prefix_hit_rate",     "preemptions",        "evicted_blocks",
+                  "kv_peak_utilization", "avg_batch_requests", "replica_hours",
+                  "gpu_hours",           "peak_replicas",      "scale_ups",
+                  "scale_downs",         "cost_usd",           "usd_per_million_tokens"};
   d.figure_groups = {
       {"Server", {"utilization", "compute_s", "waiting_total_s", "traffic_mb", "energy_wh"}},
       {"Batching server",
@@ -656,6 +723,29 @@ ServerDescription BatchingServer::describe() const {
       {"Power of a replica, idle / stepping", "batching", "gpu_idle_w", " W", "gpu_max_w", " W"},
       {"Asynchronous scheduling", "batching", "async_scheduling", ""},
       {"Replicas in lockstep", "batching", "lockstep", ""}};
+  if (fleet_) {
+    // The classes' own knobs go with each class; the section's values of
+    // them run no replica. What stays is fleet-wide, as the server runs it.
+    d.knob_title = "Batching server, fleet-wide";
+    const auto number = [](std::int64_t v) { return knob_text(static_cast<double>(v)); };
+    d.knobs = {
+        {"Router", "batching", "router", "", "", "", to_string(knobs_.router)},
+        {"Router counts refreshed every", "batching", "router_refresh_s", "", "", "",
+         knob_text(knobs_.router_refresh_s) + " s"},
+        {"Replayed arrivals taken at turns", "batching", "replay_turns", "", "", "",
+         knob_text(knobs_.replay_turns)},
+        {"Tokens a KV block", "batching", "block_tokens", "", "", "", number(knobs_.block_tokens)},
+        {"Longest request (tokens)", "batching", "max_model_len", "", "", "", number(model_len_)},
+        {"Prefix caching", "batching", "prefix_caching", "", "", "",
+         knob_text(knobs_.prefix_caching)},
+        {"Admit only whole prompts", "batching", "reserve_full_prompt", "", "", "",
+         knob_text(knobs_.reserve_full_prompt)},
+        {"Asynchronous scheduling", "batching", "async_scheduling", "", "", "",
+         knob_text(knobs_.async_scheduling)},
+        {"Replicas in lockstep", "batching", "lockstep", "", "", "", knob_text(knobs_.lockstep)}};
+    for (const ReplicaClass& cls : classes_)
+      d.classes.push_back(describe_class(cls, disaggregated_));
+  }
   d.latency_terms = {{"ITL",
                       "inter-token latency: every gap between two consecutive tokens of a "
                       "request, as the replicas' steps produce them."}};
@@ -768,8 +858,11 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     u.busy_s = t.busy.seconds();
     if (t.provisioned > Duration::zero()) u.utilization = u.busy_s / t.provisioned.seconds();
     u.cost_usd = cls.price_per_gpu_hour * static_cast<double>(cls.gpus) * u.replica_hours;
+    u.gpus = cls.gpus;
+    u.price_per_gpu_hour = cls.price_per_gpu_hour;
+    u.gpu_hours = static_cast<double>(cls.gpus) * u.replica_hours;
     replica_hours += u.replica_hours;
-    gpu_hours += static_cast<double>(cls.gpus) * u.replica_hours;
+    gpu_hours += u.gpu_hours;
     cost += u.cost_usd;
     usage.classes.push_back(u);
   }

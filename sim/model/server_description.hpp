@@ -23,6 +23,18 @@ struct KnobRow {
   std::string unit;  // after the value
   std::string paired_key = "";
   std::string paired_unit = "";
+  // The value the server runs with, units and pair included; none: the page
+  // reads settings.json's.
+  std::optional<std::string> value = std::nullopt;
+};
+
+// A class of a fleet (BATCHING.md section 11) as its replicas run: its name,
+// its side of a disaggregated fleet, and its knobs (`key` the class's own
+// key in batching.fleet[i], `value` set).
+struct ClassDescription {
+  std::string name;
+  std::string role;  // "prefill" or "decode"; "" colocated
+  std::vector<KnobRow> knobs;
 };
 
 // Figures shown together under a title (keys of the summary, in order; one
@@ -76,6 +88,9 @@ struct ServerDescription {
       {"Cost of a context token (prefill)", "tokens", "mi_per_context_token", " MI"},
       {"Cost of a generated token (decode)", "tokens", "mi_per_generated_token", " MI"},
       {"Power, idle / all cores busy", "server", "idle_power_w", " W", "max_power_w", " W"}};
+  // A fleet's classes, each with the knobs it runs with; `knobs` then holds
+  // the fleet-wide ones alone.
+  std::vector<ClassDescription> classes;
   // The reading guide's terms: after TPOT (the latencies), and after the
   // throughputs (its utilization, energy and own figures).
   std::vector<Term> latency_terms;

@@ -110,7 +110,10 @@ struct ClassUsage {
   double replica_hours = 0;
   double busy_s = 0;
   std::optional<double> utilization;  // busy over provisioned time; none when never provisioned
-  double cost_usd = 0;
+  double cost_usd = 0;                // price_per_gpu_hour x gpus x replica_hours
+  std::int64_t gpus = 1;              // GPUs a replica
+  double price_per_gpu_hour = 0;
+  double gpu_hours = 0;  // gpus x replica_hours
 };
 
 // A fleet replica's life (BATCHING.md section 11): provisioned over

@@ -1,5 +1,6 @@
 #include "report/attribution.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -30,7 +31,45 @@ std::string factor_text(std::optional<double> f) {
   return text;
 }
 
+// Which way a factor moves the figure: up (1), down (-1), or not beyond
+// half a percent (0); 0 and +infinity are down and up.
+int direction(std::optional<double> f) {
+  if (!f) return 0;
+  if (std::isinf(*f)) return 1;
+  if (*f == 0) return -1;
+  const double l = std::log(*f);
+  if (std::fabs(l) < std::log(1.005)) return 0;
+  return l > 0 ? 1 : -1;
+}
+
 }  // namespace
+
+bool pull_apart(const AttributedFigure& f) {
+  return direction(f.timing) * direction(f.size_mix) < 0;
+}
+
+std::string larger_words(const AttributedFigure& f) {
+  if (f.larger != "timing" && f.larger != "size mix") return f.larger;
+  const bool timing = f.larger == "timing";
+  if (pull_apart(f)) {
+    return f.larger + " (" + (timing ? "size mix" : "timing") + " the other way, " +
+           factor_text(timing ? f.size_mix : f.timing) + ")";
+  }
+  if (!f.timing_share) return f.larger;
+  // Both the same way (or one not at all): the share lies in [0, 1] but for
+  // rounding; + 0.0 keeps a -0 from being printed.
+  const double share = std::clamp(*f.timing_share, 0.0, 1.0);
+  return f.larger + " (" + fixed(share * 100 + 0.0, 0) + " % timing)";
+}
+
+const AttributedFigure* headline_figure(const std::vector<AttributedFigure>& figures) {
+  for (const char* key : {"ttft_p99_s", "wait_p99_s"}) {
+    for (const AttributedFigure& x : figures) {
+      if (x.key == key && x.ratio) return &x;
+    }
+  }
+  return nullptr;
+}
 
 std::vector<AttributedFigure> attribute(const ModeResult& recorded, const ModeResult& retimed,
                                         const ModeResult& synthetic) {
@@ -74,10 +113,7 @@ std::string attribution_table(const std::vector<AttributedFigure>& figures,
   std::vector<std::vector<std::string>> rows = {head};
   for (const AttributedFigure& f : figures) {
     const FigureRow row{figure_label(f.key, recorded.server), f.key, figure_unit(f.key)};
-    std::string larger = f.larger;
-    if (f.timing_share) {
-      larger += " (" + fixed(*f.timing_share * 100, 0) + " % timing)";
-    }
+    const std::string larger = larger_words(f);
     rows.push_back({row.label, figure_cell(recorded, row), figure_cell(retimed, row),
                     figure_cell(synthetic, row), factor_text(f.ratio), factor_text(f.timing),
                     factor_text(f.size_mix), larger});
@@ -123,12 +159,7 @@ nlohmann::ordered_json attribution_json(const std::vector<AttributedFigure>& fig
 }
 
 std::string attribution_sentence(const std::vector<AttributedFigure>& figures) {
-  const AttributedFigure* f = nullptr;
-  for (const char* key : {"ttft_p99_s", "wait_p99_s"}) {
-    for (const AttributedFigure& x : figures) {
-      if (f == nullptr && x.key == key && x.ratio) f = &x;
-    }
-  }
+  const AttributedFigure* f = headline_figure(figures);
   if (f == nullptr) return "";
   const std::string what = f->key == "ttft_p99_s" ? "TTFT p99" : "p99 wait";
   std::string out = "The recorded " + what + " is " + factor_text(f->ratio) +
@@ -139,6 +170,13 @@ std::string attribution_sentence(const std::vector<AttributedFigure>& figures) {
                     " from the size mix (the recorded requests against the synthetic sizes, at "
                     "drawn instants); ";
   if (f->larger == "neither") return out + "neither moves it by more than 10 %.";
+  if (pull_apart(*f)) {
+    return out + (f->larger == "timing"
+                      ? "the timing, the bursts, makes the gap; the size mix pulls "
+                        "the other way."
+                      : "the size mix makes the gap, not the bursts: the timing pulls "
+                        "the other way.");
+  }
   return out +
          (f->larger == "timing" ? "the timing, the bursts," : "the size mix, not the bursts,") +
          " makes the larger part.";

@@ -26,12 +26,28 @@ struct AttributedFigure {
   std::optional<double> ratio, timing, size_mix;
   // ln(timing) / ln(ratio): timing's share of the gap on a log scale (size
   // mix's is 1 minus it); none when the ratio is within 5 % of 1 or a factor
-  // is not finite. Below 0 or above 1 when the two pull apart.
+  // is not finite. Below 0 or above 1 when the two pull apart, where it
+  // means nothing: the words (larger_words) then say so instead.
   std::optional<double> timing_share;
   // "timing", "size mix", or "neither" (both factors within 10 % of 1): the
   // factor further from 1.
   std::string larger;
 };
+
+// The "Larger" column's words, each true of the two factors: "neither" when
+// both are within 10 % of 1; else the factor further from 1, followed, when
+// the other moves the figure the same way, by timing's share of the gap
+// ("timing (83 % timing)", always 0 to 100 %), or, when the other pulls the
+// opposite way, by that ("size mix (timing the other way, x0.96)").
+std::string larger_words(const AttributedFigure& figure);
+
+// Whether the factors pull the figure opposite ways (each more than half a
+// percent from 1).
+bool pull_apart(const AttributedFigure& figure);
+
+// The figure the sentences speak of: the TTFT p99's, else the p99 wait's;
+// none when neither has a ratio.
+const AttributedFigure* headline_figure(const std::vector<AttributedFigure>& figures);
 
 // The figures the split is given for: waits, TTFT, E2E latency, misses.
 std::vector<AttributedFigure> attribute(const ModeResult& recorded, const ModeResult& retimed,

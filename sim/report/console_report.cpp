@@ -265,7 +265,43 @@ std::string figures_table(const std::vector<const ModeResult*>& results) {
     }
     lines.push_back(line);
   }
-  return columns(lines);
+  const std::string bill = fleet_bill(results);
+  return columns(lines) + (bill.empty() ? "" : "\n" + bill);
+}
+
+std::string fleet_bill(const std::vector<const ModeResult*>& results) {
+  std::vector<std::vector<std::string>> lines;
+  // Hours with four decimals and dollars with two: a class's cost is its
+  // price x GPUs x replica-hours to the cent.
+  const auto hours = [](double h) { return fixed(h, 4); };
+  const auto dollars = [](double usd) { return "$" + fixed(usd, 2); };
+  for (const ModeResult* r : results) {
+    if (r->classes.empty()) continue;
+    // A replicated mode's classes are its first seed's: so is its bill here.
+    const bool replicated = !r->replications.empty();
+    const Summary& s = replicated ? r->replications.front() : r->summary;
+    const auto value = [&](const char* key) { return figure_value(s, key).value_or(0); };
+    const auto count = [&](const char* key) { return figure_text(value(key), FigureUnit::kCount); };
+    const auto per_million = figure_value(s, "usd_per_million_tokens");
+    if (lines.empty()) {
+      lines.push_back({"Bill", "replica-hours", "GPUs a replica", "GPU-hours", "$ a GPU-hour",
+                       "cost", "$ a million tokens", "scale-ups", "scale-downs"});
+    }
+    lines.push_back({(r->mode == "recorded" ? std::string("Recorded trace") : mode_title(*r)) +
+                         (replicated ? ", seed " + std::to_string(r->seed) : ""),
+                     hours(value("replica_hours")), "", hours(value("gpu_hours")), "",
+                     dollars(value("cost_usd")), per_million ? "$" + fixed(*per_million, 4) : "n/a",
+                     count("scale_ups"), count("scale_downs")});
+    for (const ClassUsage& c : r->classes) {
+      lines.push_back({"  " + c.name + (c.role.empty() ? "" : " (" + c.role + ")"),
+                       hours(c.replica_hours), std::to_string(c.gpus), hours(c.gpu_hours),
+                       shortest(c.price_per_gpu_hour), dollars(c.cost_usd), "", "", ""});
+    }
+  }
+  if (lines.empty()) return "";
+  return "The bill: a class's cost is its $ a GPU-hour x GPUs a replica x replica-hours; the "
+         "mode's, the sum over its classes.\n" +
+         columns(lines);
 }
 
 std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic) {

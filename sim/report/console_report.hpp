@@ -38,6 +38,13 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results);
 // and with two modes their ratio, recorded / synthetic; a replicated column
 // shows mean ± 95 % half-width.
 std::string figures_table(const std::vector<const ModeResult*>& results);
+// A fleet's bill (BATCHING.md section 11), a block a mode: its replica-hours,
+// GPU-hours, cost, $ a million tokens, scale-ups and scale-downs, then each
+// class's replica-hours, GPUs a replica, GPU-hours, price a GPU-hour and
+// cost, so that cost = Σ price x GPUs x replica-hours reads off the lines;
+// empty without a fleet. figures_table ends with it.
+std::string fleet_bill(const std::vector<const ModeResult*>& results);
+
 // figures_table of recorded against synthetic.
 std::string compare_table(const ModeResult& recorded, const ModeResult& synthetic);
 

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 
 #include "report/number_format.hpp"
 
@@ -67,6 +68,17 @@ std::string series_label(const ModeResult& r) {
 
 std::string units_text(const ModeResult& r) {
   return std::to_string(r.server.units) + " " + r.server.unit + (r.server.units == 1 ? "" : "s");
+}
+
+std::string busy_units_text(const ModeResult& r, const Summary& summary) {
+  if (r.time_series.fleet || !r.classes.empty()) {
+    // A fleet's slots are not its replicas: each mode provisions its own.
+    const auto peak = figure_value(summary, "peak_replicas");
+    if (!peak) return "the replicas provisioned were";
+    const auto most = static_cast<std::uint64_t>(std::llround(*peak));
+    return "the replicas provisioned (at most " + std::to_string(most) + " at once) were";
+  }
+  return "the " + units_text(r) + (r.server.units == 1 ? " was" : " were");
 }
 
 std::string figure_label(const std::string& key, const ServerDescription& server) {

@@ -41,6 +41,11 @@ std::string series_label(const ModeResult& result);
 
 // What served a mode, counted: "8 cores", "1 replica".
 std::string units_text(const ModeResult& result);
+// What a mode's busy share is over, with its verb: "the 8 cores were", or for
+// a fleet, whose share is over the replica-time provisioned, "the replicas
+// provisioned (at most 8 at once) were", its own peak from `summary` (the
+// mode's, or its first seed's).
+std::string busy_units_text(const ModeResult& result, const Summary& summary);
 // The label of a summary key in the words of the server that ran (its own
 // for "utilization", "compute_s" and its wait); the key itself when it has none.
 std::string figure_label(const std::string& key, const ServerDescription& server);

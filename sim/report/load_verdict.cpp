@@ -92,8 +92,9 @@ std::string overload_text(const ModeResult& r, const LoadVerdict& v) {
   }
   parts.push_back(unanswered_text(v));
   if (v.busy_while_arriving && !v.offered_load) {
-    parts.push_back("the " + units_text(r) + (r.server.units == 1 ? " was busy " : " were busy ") +
-                    fixed(*v.busy_while_arriving * 100, 1) + " % of the time until then");
+    const Summary& first = r.replications.empty() ? r.summary : r.replications.front();
+    parts.push_back(busy_units_text(r, first) + " busy " + fixed(*v.busy_while_arriving * 100, 1) +
+                    " % of the time until then");
   }
   // What it cost: the deadlines met (the mode's figure, a mean when replicated).
   const Summary& s = r.summary;

@@ -260,12 +260,16 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s) {
   p.title = "KV cache use and batch size";
   const double replicas = std::max<double>(first.server.units, 1);
   const std::optional<double> blocks = first.server.kv_blocks;
+  // A fleet's replicas are those each mode provisioned in the slice, not its
+  // slots (BATCHING.md section 11).
+  const bool fleet = first.time_series.fleet;
   p.caption =
       "Top: the KV cache's blocks in use, summed over the replicas, as a share of all of "
       "them" +
       (blocks ? " (" + shortest(*blocks) + ")" : std::string()) +
       "; bottom: the requests running on a replica (its batch), the mean over the " +
-      shortest(replicas) + " replica" + (replicas == 1 ? "" : "s") +
+      (fleet ? std::string("replicas each mode provisioned in the slice")
+             : shortest(replicas) + " replica" + (replicas == 1 ? "" : "s")) +
       "; both time-weighted over each " + shortest(slice_s) + " s slice, 0 while idle.";
   p.script = header(p.name, p.title, files_read(series, "timeseries.csv"), "960,640") +
              time_axis(series) + "set multiplot layout 2,1 title \"" + p.title + "\"\n";
@@ -287,17 +291,22 @@ PlotScript utilization_plot(const std::vector<Series>& series, double slice_s) {
          "\" title \"" + s.label + "\"");
   }
   const std::string per_replica = shortest(1 / replicas);
+  // A fleet's mean a slice: over the replica-time provisioned in it.
+  const std::string fleet_batch =
+      "(column(\"replicas_provisioned_mean\") > 0 ? column(\"running_mean\") / "
+      "column(\"replicas_provisioned_mean\") : 0)";
   p.script +=
       "\nset title \"Batch size\"\nset ylabel \"requests running a replica\"\n"
       "set yrange [0:*]\nplot ";
   first_term = true;
   for (const Series& s : series) {
-    if (s.banded()) term(band_term(s, "running_mean", per_replica));
+    // The seeds' band has no count of replicas of its own to divide by.
+    if (s.banded() && !fleet) term(band_term(s, "running_mean", per_replica));
   }
   for (const Series& s : series) {
-    term("'" + s.dir + "timeseries.csv' using " + kMid + ":(" + per_replica +
-         " * column(\"running_mean\")) with histeps lw 2 lc rgb \"" + s.color + "\" title \"" +
-         s.label + "\"");
+    term("'" + s.dir + "timeseries.csv' using " + kMid + ":" +
+         (fleet ? fleet_batch : "(" + per_replica + " * column(\"running_mean\"))") +
+         " with histeps lw 2 lc rgb \"" + s.color + "\" title \"" + s.label + "\"");
   }
   p.script += "\nunset multiplot\nunset output\n";
   return p;
@@ -311,18 +320,31 @@ constexpr std::uint32_t kPlottedReplicas = 16;
 
 PlotScript replicas_plot(const Series& s, double slice_s) {
   const ReplicaSeries& rs = s.result->replica_series;
-  const std::uint32_t drawn = std::min(rs.replicas, kPlottedReplicas);
+  // A fleet's slots its autoscaler never filled in this mode are left out.
+  std::vector<std::uint32_t> present;
+  for (std::uint32_t r = 0; r < rs.replicas; ++r) {
+    if (rs.ever_provisioned(r)) present.push_back(r);
+  }
+  const auto shown = static_cast<std::uint32_t>(present.size());
+  const std::uint32_t drawn = std::min(shown, kPlottedReplicas);
+  const bool fleet = !rs.unit_class.empty();
   PlotScript p;
   p.name = "replicas_" + s.result->mode;
   p.title = "Replica by replica, " + s.label;
-  p.caption =
-      "Top: each replica's KV cache in use, as a share of its blocks; bottom: the "
-      "requests running on it; both time-weighted over each " +
-      shortest(slice_s) + " s slice, 0 while idle (" + s.dir + "replicas.csv" +
-      (drawn < rs.replicas ? "; the first " + std::to_string(drawn) + " of " +
-                                 std::to_string(rs.replicas) + " replicas drawn"
-                           : std::string()) +
-      "). Lines apart are load the router left uneven.";
+  p.caption = std::string(
+                  "Top: each replica's KV cache in use, as a share of its blocks; bottom: the "
+                  "requests running on it; both time-weighted over each ") +
+              shortest(slice_s) + " s slice, 0 while idle (" + s.dir + "replicas.csv" +
+              (drawn < shown ? "; the first " + std::to_string(drawn) + " of " +
+                                   std::to_string(shown) + " replicas drawn"
+                             : std::string()) +
+              ")." +
+              (fleet ? " Each is named by its class and its index (requests.csv's replica); the " +
+                           std::to_string(rs.replicas - shown) + " of the fleet's " +
+                           std::to_string(rs.replicas) +
+                           " slots never provisioned in this mode are left out."
+                     : std::string()) +
+              " Lines apart are load the router left uneven.";
   static const char* const kPalette[] = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98",
                                          "#d68910", "#17a589", "#34495e", "#ba4a00"};
   const std::string file = "'" + s.dir + "replicas.csv'";
@@ -331,11 +353,12 @@ PlotScript replicas_plot(const Series& s, double slice_s) {
                          const std::string& column, const std::string& range) {
     std::string out = "set title \"" + title + "\"\nset ylabel \"" + ylabel + "\"\nset yrange " +
                       range + "\nplot ";
-    for (std::uint32_t r = 0; r < drawn; ++r) {
-      out += std::string(r == 0 ? "" : ", \\\n     ") + file + " using " + mid +
+    for (std::uint32_t i = 0; i < drawn; ++i) {
+      const std::uint32_t r = present[i];
+      out += std::string(i == 0 ? "" : ", \\\n     ") + file + " using " + mid +
              ":(column(\"replica\") == " + std::to_string(r) + " ? column(\"" + column +
-             "\") : NaN) with histeps lw 1.5 lc rgb \"" + kPalette[r % 8] + "\" dt " +
-             std::to_string(1 + r / 8) + " title \"replica " + std::to_string(r) + "\"";
+             "\") : NaN) with histeps lw 1.5 lc rgb \"" + kPalette[i % 8] + "\" dt " +
+             std::to_string(1 + i / 8) + " title \"" + rs.label(r) + "\"";
     }
     return out + "\n";
   };

@@ -90,8 +90,15 @@ ReplicaSeries ReplicaSeriesCollector::finish(SimTime end) {
   return out;
 }
 
+std::string ReplicaSeries::label(std::uint32_t replica) const {
+  if (replica < unit_class.size()) return unit_class[replica] + " #" + std::to_string(replica);
+  return "replica " + std::to_string(replica);
+}
+
 std::string replica_series_csv(const ReplicaSeries& series) {
-  std::string out = "t_s,replica,running_mean,waiting_mean,kv_use_pct\n";
+  const bool classes = series.unit_class.size() == series.replicas && series.replicas > 0;
+  std::string out = std::string("t_s,replica,running_mean,waiting_mean,kv_use_pct") +
+                    (classes ? ",replica_class\n" : "\n");
   const double slice_s = series.slice.seconds();
   for (std::size_t s = 0; s < series.slices(); ++s) {
     for (std::uint32_t r = 0; r < series.replicas; ++r) {
@@ -104,6 +111,7 @@ std::string replica_series_csv(const ReplicaSeries& series) {
       out += ',';
       const std::uint32_t blocks = series.kv_blocks[r];
       append_shortest(out, blocks == 0 ? 0.0 : 100 * series.kv_used[cell] / blocks);
+      if (classes) out += ',' + series.unit_class[r];
       out += '\n';
     }
   }

@@ -23,8 +23,19 @@ struct ReplicaSeries {
   std::vector<double> running;
   std::vector<double> waiting;
   std::vector<double> kv_used;
+  // A fleet's (BATCHING.md section 11): each replica's class by index, and
+  // whether the mode ever provisioned it (1) or left its slot absent (0);
+  // empty without a fleet (every replica serves the whole run).
+  std::vector<std::string> unit_class;
+  std::vector<char> provisioned;
   // Why there are no series although the server has replicas ("" when kept).
   std::string omitted;
+  // "replica 3", or a fleet's "h100 #3" (the index is the replica's, as
+  // requests.csv and replicas.csv number it).
+  std::string label(std::uint32_t replica) const;
+  bool ever_provisioned(std::uint32_t replica) const {
+    return replica >= provisioned.size() || provisioned[replica] != 0;
+  }
   std::size_t slices() const { return replicas == 0 ? 0 : running.size() / replicas; }
   bool empty() const { return running.empty(); }
 };
@@ -48,8 +59,9 @@ class ReplicaSeriesCollector : public ServerObserver {
   bool over_ = false;
 };
 
-// replicas.csv: `t_s,replica,running_mean,waiting_mean,kv_use_pct`, a row a
-// slice and replica, slice-major; t_s is the slice's start.
+// replicas.csv: `t_s,replica,running_mean,waiting_mean,kv_use_pct`, and for a
+// fleet `replica_class`, a row a slice and replica, slice-major; t_s is the
+// slice's start.
 std::string replica_series_csv(const ReplicaSeries& series);
 
 }  // namespace infersim

@@ -276,9 +276,11 @@ std::string verdict_html(const ModeResult& r, const nlohmann::ordered_json& sett
          "Kept up: the last response came " + duration_text(load.drain_s) +
              " after the last arrival" +
              (load.busy_while_arriving
-                  ? "; the " + units_text(r) +
-                        (r.server.units == 1 ? " was busy " : " were busy ") +
-                        fixed(*load.busy_while_arriving * 100, 1) + " % of the time until then"
+                  ? "; " +
+                        busy_units_text(
+                            r, r.replications.empty() ? r.summary : r.replications.front()) +
+                        " busy " + fixed(*load.busy_while_arriving * 100, 1) +
+                        " % of the time until then"
                   : std::string()) +
              "."});
   }
@@ -330,6 +332,12 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const ServerDescr
   for (const auto& [title, knobs] : groups) {
     out += "<tr class=\"group\"><th colspan=\"2\">" + html_escape(title) + "</th></tr>\n";
     for (const KnobRow& k : knobs) {
+      if (k.value) {
+        // The value the server runs with, as it says.
+        out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." +
+               k.key + "</code></th><td>" + html_escape(*k.value) + "</td></tr>\n";
+        continue;
+      }
       const char* section = k.section.c_str();
       const nlohmann::ordered_json* v = json_at(settings, section, k.key.c_str());
       if (v == nullptr) continue;
@@ -348,6 +356,38 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const ServerDescr
       out += "<tr><th scope=\"row\">" + html_escape(k.label) + " <code>" + k.section + "." + k.key +
              "</code></th><td>" + html_escape(value) + "</td></tr>\n";
     }
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+// A fleet's classes side by side, each knob as its replicas run it ("" without
+// a fleet).
+std::string class_knobs_html(const ServerDescription& server) {
+  if (server.classes.empty()) return "";
+  std::vector<std::pair<std::string, std::string>> rows;  // label, key, in the first class's order
+  for (const ClassDescription& c : server.classes) {
+    for (const KnobRow& k : c.knobs) {
+      if (std::none_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == k.label; }))
+        rows.emplace_back(k.label, k.key);
+    }
+  }
+  std::string out =
+      "<h3>Each class's engine</h3>\n<table class=\"knobs\" id=\"class-knobs\">\n<thead><tr>"
+      "<th>Knob of a class <code>batching.fleet[i]</code></th>";
+  for (const ClassDescription& c : server.classes) {
+    out += "<th data-class=\"" + html_escape(c.name) + "\">" +
+           html_escape(c.name + (c.role.empty() ? "" : " (" + c.role + ")")) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& [label, key] : rows) {
+    out += "<tr data-knob=\"" + html_escape(key) + "\"><th scope=\"row\">" + html_escape(label) +
+           " <code>" + html_escape(key) + "</code></th>";
+    for (const ClassDescription& c : server.classes) {
+      const auto it = std::find_if(c.knobs.begin(), c.knobs.end(),
+                                   [&](const KnobRow& k) { return k.label == label; });
+      out += "<td>" + (it == c.knobs.end() || !it->value ? "" : html_escape(*it->value)) + "</td>";
+    }
+    out += "</tr>\n";
   }
   return out + "</tbody>\n</table>\n";
 }
@@ -428,17 +468,33 @@ std::string reading_guide(const std::vector<const ModeResult*>& results,
              fixed(mean, 1) + " a slice. ";
     }
     const auto utilization = figure_value(recorded->summary, "utilization");
-    out +=
+    const std::string busy =
+        "over the whole run the " + server.busy_words + " only " +
+        (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) + " of the time";
+    const std::string bursts =
         "While a burst lasts, requests arrive faster than the server finishes them: the "
         "queue grows (the queue plot), every request behind it waits, and the deadlines of "
-        "the slices that follow are missed (the miss-rate plot), although over the whole run "
-        "the " +
-        server.busy_words + " only " +
-        (utilization ? fixed(*utilization * 100, 0) + " %" : std::string("part")) +
-        " of the time. ";
-    if (synthetic && retimed) {
-      // What the gap is made of, as measured: not every gap is the bursts'.
-      out += html_escape(attribution_sentence(attribute(*recorded, *retimed, *synthetic))) +
+        "the slices that follow are missed (the miss-rate plot), although " +
+        busy + ". ";
+    // What the gap is made of, as measured: the bursts are blamed only when
+    // the timing is the larger factor.
+    const std::vector<AttributedFigure> split = synthetic && retimed
+                                                    ? attribute(*recorded, *retimed, *synthetic)
+                                                    : std::vector<AttributedFigure>{};
+    const AttributedFigure* headline = headline_figure(split);
+    if (headline == nullptr || headline->larger == "timing") {
+      out += bursts;
+    } else if (headline->larger == "size mix") {
+      out += std::string(
+                 "Here the bursts are not the larger part of the gap: the size mix is, "
+                 "the recorded requests' sizes against the synthetic ones") +
+             (pull_apart(*headline) ? ", and the timing pulls the other way. " : ". ");
+    } else {
+      out += "Neither the bursts nor the sizes move the gap by more than 10 % here, and " + busy +
+             ". ";
+    }
+    if (headline != nullptr) {
+      out += html_escape(attribution_sentence(split)) +
              " (the table <i>What the gap is made of</i> above).";
     } else if (synthetic && synthetic->arrivals.find("recorded") == std::string::npos) {
       out +=
@@ -666,7 +722,7 @@ std::string report_html(const nlohmann::ordered_json& settings,
   const bool synthetic = std::any_of(results.begin(), results.end(),
                                      [](const ModeResult* r) { return r->mode == "synthetic"; });
   page += "<h3>What produced it</h3>\n" + knobs_html(settings, server_description, synthetic) +
-          "</section>\n";
+          class_knobs_html(server_description) + "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
   if (!results.empty()) page += figures_table(results) + fleet_table(settings, results);

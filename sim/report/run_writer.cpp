@@ -110,6 +110,9 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result) {
       o["busy_s"] = c.busy_s;
       o["utilization"] = c.utilization ? nlohmann::ordered_json(*c.utilization) : nullptr;
       o["cost_usd"] = c.cost_usd;
+      o["gpus"] = c.gpus;
+      o["price_per_gpu_hour"] = c.price_per_gpu_hour;
+      o["gpu_hours"] = c.gpu_hours;
       classes.push_back(o);
     }
     out["classes"] = classes;

@@ -118,6 +118,14 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   if (steps) {
     const std::vector<TimeSlice>& slices = result.time_series.slices;
     result.replica_series = replicas.finish(slices.empty() ? run_length : slices.back().end);
+    // A fleet's replicas by class, and those its autoscaler ever started.
+    result.replica_series.unit_class = usage.unit_class;
+    if (!usage.unit_class.empty()) {
+      result.replica_series.provisioned.assign(usage.unit_class.size(), 0);
+      for (const ReplicaSpan& span : usage.spans) {
+        if (span.unit < usage.unit_class.size()) result.replica_series.provisioned[span.unit] = 1;
+      }
+    }
   }
   serving.prepare(spare_core);
   result.summary = collector.summarize({run_length, dropped, &usage, &radio});
