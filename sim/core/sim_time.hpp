@@ -11,6 +11,15 @@ namespace infersim {
 // Throws the std::out_of_range of seconds_to_ns.
 [[noreturn]] void throw_outside_clock(double seconds);
 
+// The longest duration a model computes or a setting gives, in seconds: 10^9 s
+// (about 31.7 years) is 10^18 ns, so that an instant of the first 260 years of
+// a run plus one stays on the int64 nanosecond clock (its end, 2^63 - 1 ns, is
+// about 292 years).
+inline constexpr double kLongestDurationS = 1e9;
+// The latest arrival a trace may be stretched to (run.time_scale), in ns:
+// about 253 years, leaving the clock a duration's room after it.
+inline constexpr double kLatestArrivalNs = 8e18;
+
 // llround(seconds * 1e9), computed exactly as written. Throws std::out_of_range
 // for a value that is not finite or does not fit in int64 nanoseconds. Inline
 // and without a libm call: it runs several times a request.

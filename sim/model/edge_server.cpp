@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <functional>
 #include <stdexcept>
+
+#include "core/input_error.hpp"
 
 namespace infersim {
 
@@ -15,13 +18,39 @@ EdgeServer::EdgeServer(EdgeServerKnobs knobs) : knobs_(knobs) {
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
 }
 
+namespace {
+
+// The knobs a request's execution time comes from (MODEL.md section 5).
+constexpr const char* kCostKeys =
+    "server.mips_per_core, tokens.mi_per_context_token, tokens.mi_per_generated_token";
+
+[[noreturn, gnu::cold, gnu::noinline]] void too_long(const Request& request, double seconds) {
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "a request of %.6g context and %.6g generated tokens would run %.3g s on a core, "
+                "more than the 1e9 s an execution may last on the nanosecond clock",
+                request.context_tokens, request.generated_tokens, seconds);
+  throw InputError("", 0, kCostKeys, text);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void past_the_clock() {
+  throw InputError("", 0, kCostKeys,
+                   "the cores' queue reaches past the end of the nanosecond clock (2^63 ns, "
+                   "about 292 years): faster cores, cheaper requests or a shorter trace");
+}
+
+}  // namespace
+
 CoreAssignment EdgeServer::assign(SimTime server_arrival, Duration exec) {
   std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
   FreeCore& slot = heap_.back();
   CoreAssignment a;
   a.core = slot.core;
   a.start = std::max(server_arrival, slot.free_at);
-  a.finish = a.start + exec;
+  std::int64_t finish_ns = 0;
+  if (__builtin_add_overflow(a.start.count_ns(), exec.count_ns(), &finish_ns)) [[unlikely]]
+    past_the_clock();
+  a.finish = SimTime::ns(finish_ns);
   slot.free_at = a.finish;
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
   busy_ += exec;
@@ -29,6 +58,11 @@ CoreAssignment EdgeServer::assign(SimTime server_arrival, Duration exec) {
 }
 
 void EdgeServer::accept(std::uint64_t id, const Request& request, SimTime server_arrival) {
+  const double seconds = (request.context_tokens * knobs_.mi_per_context_token +
+                          request.generated_tokens * knobs_.mi_per_generated_token) /
+                         knobs_.mips_per_core;
+  if (!(seconds <= kLongestDurationS)) [[unlikely]]
+    too_long(request, seconds);
   const EdgeCost cost = edge_cost(request.context_tokens, request.generated_tokens, knobs_);
   const CoreAssignment a = assign(server_arrival, cost.exec);
   context_->started(id, a.core, a.start);

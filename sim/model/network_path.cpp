@@ -1,5 +1,9 @@
 #include "model/network_path.hpp"
 
+#include <cstdio>
+
+#include "core/input_error.hpp"
+
 namespace infersim {
 
 NetworkPath::NetworkPath(std::vector<Hop> hops) : hops_(std::move(hops)) {
@@ -9,11 +13,28 @@ NetworkPath::NetworkPath(std::vector<Hop> hops) : hops_(std::move(hops)) {
   }
 }
 
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void too_slow(double bits, const Hop& hop, double seconds) {
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "%.6g bits of a request take %.3g s over hop '%s' (%.6g Mbit/s), more than the "
+                "1e9 s a transfer may last on the nanosecond clock: fewer bytes a token or a "
+                "faster hop",
+                bits, seconds, hop.name.c_str(), hop.bandwidth_mbps);
+  throw InputError("", 0, "tokens.bytes_per_token, network.hops", text);
+}
+
+}  // namespace
+
 Duration NetworkPath::transfer(double bits) const {
   Duration total;
   for (std::size_t h = 0; h < hops_.size(); ++h) {
     total += hop_latency_[h];
-    total += Duration::from_seconds(bits / (hops_[h].bandwidth_mbps * 1e6));
+    const double seconds = bits / (hops_[h].bandwidth_mbps * 1e6);
+    if (!(seconds <= kLongestDurationS)) [[unlikely]]
+      too_slow(bits, hops_[h], seconds);
+    total += Duration::from_seconds(seconds);
   }
   return total;
 }

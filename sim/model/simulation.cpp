@@ -4,7 +4,26 @@
 #include <string>
 #include <utility>
 
+#include "core/input_error.hpp"
+
 namespace infersim {
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void past_the_clock() {
+  throw InputError("", 0, "tokens.bytes_per_token, network.hops, run.time_scale",
+                   "a request's transfer reaches past the end of the nanosecond clock (2^63 ns, "
+                   "about 292 years): fewer bytes a token, faster hops or a shorter trace");
+}
+
+// at + d, refused past the clock's end.
+SimTime on_clock(SimTime at, Duration d) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(at.count_ns(), d.count_ns(), &sum)) [[unlikely]]
+    past_the_clock();
+  return SimTime::ns(sum);
+}
+
+}  // namespace
 
 Simulation::Simulation(const RequestList& requests, DeviceFleet& fleet, const NetworkPath& network,
                        ServerModel& server)
@@ -48,7 +67,7 @@ void Simulation::issue(std::uint64_t k) {
   r.request = requests_[k];
   RequestOutcome& o = r.outcome;
   o.device = fleet_.issue(k);
-  o.server_arrival = r.request.arrival + network_.transfer(r.request.request_bits);
+  o.server_arrival = on_clock(r.request.arrival, network_.transfer(r.request.request_bits));
   o.queued = o.server_arrival;
   server_.accept(k, r.request, o.server_arrival);
   if (k + 1 < requests_.size())
@@ -85,7 +104,7 @@ void Simulation::started(std::uint64_t id, std::uint32_t unit, SimTime at) {
 void Simulation::first_token(std::uint64_t id, SimTime at) {
   RequestOutcome& o = in_flight(id).outcome;
   o.first_token_server = at;
-  o.first_token = at + network_.latency();
+  o.first_token = on_clock(at, network_.latency());
 }
 
 void Simulation::finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,
@@ -93,7 +112,7 @@ void Simulation::finished(std::uint64_t id, SimTime at, std::uint32_t preemption
   InFlight& r = in_flight(id);
   RequestOutcome& o = r.outcome;
   o.finish = at;
-  o.response = at + network_.transfer(r.request.result_bits);
+  o.response = on_clock(at, network_.transfer(r.request.result_bits));
   o.preemptions = preemptions;
   o.prefix_hit_tokens = static_cast<std::uint32_t>(prefix_hit_tokens);
   r.done = true;

@@ -1,8 +1,10 @@
 #include "request/trace_request_generator.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
+#include "core/input_error.hpp"
 #include "core/large_array.hpp"
 
 namespace infersim {
@@ -17,10 +19,28 @@ SimTime apply_resolution(SimTime t, Duration resolution) {
   return SimTime::ns(q * r);
 }
 
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void stretched_past_the_clock(std::int64_t offset_ns,
+                                                                     double time_scale) {
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "stretches the trace's offset of %.6g s to %.3g s, past the 8e9 s (about 253 "
+                "years) an arrival may reach on the nanosecond clock",
+                static_cast<double>(offset_ns) / 1e9,
+                static_cast<double>(offset_ns) / 1e9 * time_scale);
+  throw InputError("", 0, "run.time_scale", text);
+}
+
+}  // namespace
+
 SimTime arrival_for_offset(std::int64_t offset_ns, const ArrivalKnobs& knobs) {
   SimTime t = SimTime::ns(offset_ns);
   if (knobs.time_scale != 1) {
-    t = SimTime::ns(std::llround(static_cast<double>(offset_ns) * knobs.time_scale));
+    const double scaled = static_cast<double>(offset_ns) * knobs.time_scale;
+    if (!(scaled < kLatestArrivalNs)) [[unlikely]]
+      stretched_past_the_clock(offset_ns, knobs.time_scale);
+    t = SimTime::ns(std::llround(scaled));
   }
   return apply_resolution(t, knobs.resolution);
 }

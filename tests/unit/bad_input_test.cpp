@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -180,8 +181,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadSettings{"NegativeBudget", R"({"deadline": {"ttft_budget_s": -1}})",
                     "deadline.ttft_budget_s", "-1"},
         BadSettings{"NotAnObject", "[1, 2]", "", "object"},
-        BadSettings{"NumberBeyondADouble", R"({"server": {"cores": 1e999}})", "",
-                    "number overflow parsing '1e999'"},
+        BadSettings{"NumberBeyondADoubleNamesItsLineAndKey",
+                    "{\"server\": {\"kind\": \"edge\",\n \"cores\": 1e999}}", "",
+                    "s.json:2: server.cores: number overflow parsing '1e999'"},
         BadSettings{"SyntaxError", "{\"server\": {\"cores\": 2,\n}}\n", "", "syntax error"},
         BadSettings{"Empty", "", "", ""}),
     [](const auto& info) { return info.param.label; });
@@ -226,6 +228,43 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"ValueNotUtf8", {"--mode", "\xfe\xff"}, "--mode", "not valid UTF-8"},
         BadFlag{"JoinedValueNotUtf8", {"--arrivals=\xc3\x28"}, "--arrivals", "not valid UTF-8"}),
     [](const auto& info) { return info.param.label; });
+
+// Costs that would carry a run past the nanosecond clock are found as the
+// run reaches them: one line naming the knobs they come from (not an internal
+// error), status 2 and no run folder.
+TEST(BadCosts, PastTheClockNameTheirKnobs) {
+  const struct {
+    std::vector<std::string> args;
+    std::string keys;
+    std::string says;
+  } cases[] = {
+      {{"--mips-per-core", "1e-300"},
+       "server.mips_per_core, tokens.mi_per_context_token, tokens.mi_per_generated_token",
+       "would run 9.25e+304 s on a core, more than the 1e9 s"},
+      {{"--bytes-per-token", "1e300"},
+       "tokens.bytes_per_token, network.hops",
+       "over hop 'wifi' (1300 Mbit/s), more than the 1e9 s"},
+      {{"--time-scale", "1e300", "--mode", "recorded"},
+       "run.time_scale",
+       "past the 8e9 s (about 253 years) an arrival may reach"},
+  };
+  const fs::path dir = test::fresh_dir("past_the_clock");
+  const std::string trace =
+      test::write_file(dir / "t.csv", azure("2023-11-16 18:15:50.0000000,10,2\n")).string();
+  int i = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.keys);
+    const fs::path output = dir / ("run" + std::to_string(i++));
+    std::vector<std::string> args = {"run", "--trace", trace, "--output", output.string()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("infersim: " + c.keys + ": "));
+    EXPECT_THAT(r.err, HasSubstr(c.says));
+    EXPECT_FALSE(fs::exists(output));
+  }
+}
 
 TEST(Utf8, TellsWellFormedTextFromBytesSettingsJsonCannotHold) {
   EXPECT_TRUE(is_valid_utf8(""));
