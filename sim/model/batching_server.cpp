@@ -6,9 +6,32 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/input_error.hpp"
 #include "core/percentiles.hpp"
 
 namespace infersim {
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void past_the_clock(SimTime at, Duration d,
+                                                           const std::string& keys) {
+  throw InputError("", 0, keys,
+                   "the run reaches past the end of the nanosecond clock (2^63 ns, about 292 "
+                   "years) at " +
+                       std::to_string(at.count_ns()) + " ns plus " + std::to_string(d.count_ns()) +
+                       " ns: a shorter duration or trace");
+}
+
+// at + d, or an InputError naming the keys `keys()` gives when the sum would
+// pass the end of the nanosecond clock (2^63 - 1 ns, about 292 years;
+// BATCHING.md section 13.1): each duration is bounded, a run's length is not.
+template <typename Keys>
+SimTime on_clock(SimTime at, Duration d, const Keys& keys) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(at.count_ns(), d.count_ns(), &sum)) past_the_clock(at, d, keys());
+  return SimTime::ns(sum);
+}
+
+}  // namespace
 
 BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet)
     : knobs_(knobs),
@@ -290,7 +313,10 @@ void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, S
       Duration::ns(link_latency_ns_ + std::llround(bytes * 8 / (knobs_.kv_link_gbps * 1e9) * 1e9));
   kv_bytes_ += bytes;
   Link& link = links_[replica];
-  link.end = std::max(now, link.end) + xfer;
+  link.end = on_clock(std::max(now, link.end), xfer, [] {
+    return std::string(
+        "batching.kv_bytes_per_token, batching.kv_link_gbps, batching.kv_link_latency_s");
+  });
   ++link.queued;
   // Transfers ending at one instant run in the order they were queued: by
   // their first token's instant, prefill replica, then batch order.
@@ -434,6 +460,10 @@ void BatchingServer::schedule_evaluation(SimTime after) {
   context_->schedule(next, Phase::kEvaluate, kEvaluate, 0);
 }
 
+std::string BatchingServer::autoscale_key(std::uint32_t cls, const char* key) const {
+  return "batching.fleet (class " + classes_[cls].name + ").autoscale." + key;
+}
+
 void BatchingServer::start_replica(std::uint32_t slot, SimTime now) {
   Replica& r = replicas_[slot];
   r.state = State::kStarting;
@@ -443,8 +473,8 @@ void BatchingServer::start_replica(std::uint32_t slot, SimTime now) {
   ++scale_ups_;
   // A start-up of 0 makes it active at the next instant (section 13.4).
   const Duration startup = std::max(classes_[r.cls].autoscale->startup, Duration::ns(1));
-  context_->schedule(now + startup, Phase::kActivate, kActivate,
-                     slot | (std::uint64_t{r.generation} << 32));
+  context_->schedule(on_clock(now, startup, [&] { return autoscale_key(r.cls, "startup_s"); }),
+                     Phase::kActivate, kActivate, slot | (std::uint64_t{r.generation} << 32));
 }
 
 void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
@@ -498,7 +528,7 @@ void BatchingServer::evaluate() {
     const ReplicaClass& cls = classes_[c];
     if (!cls.autoscale || next_evaluation_[c] != now) continue;
     const Autoscale& a = *cls.autoscale;
-    next_evaluation_[c] = now + a.interval;
+    next_evaluation_[c] = on_clock(now, a.interval, [&] { return autoscale_key(c, "interval_s"); });
     std::uint64_t load = 0;
     std::int64_t current = 0;
     std::vector<std::uint32_t> absent, starting, active;
@@ -527,7 +557,7 @@ void BatchingServer::evaluate() {
         a.max, std::max<std::int64_t>(a.min, static_cast<std::int64_t>(wanted)));
     auto& window = desired_[c];
     window.emplace_back(now, desired);
-    while (!window.empty() && window.front().first + a.scale_down_delay <= now &&
+    while (!window.empty() && now - window.front().first >= a.scale_down_delay &&
            window.front().first != now)
       window.pop_front();
     if (desired > current) {

@@ -113,6 +113,8 @@ class BatchingServer final : public ServerModel {
   }
 
   // Section 11: the fleet's replicas coming and going.
+  // The settings key of a class's autoscale knob, for an error naming it.
+  std::string autoscale_key(std::uint32_t cls, const char* key) const;
   void start_replica(std::uint32_t slot, SimTime now);
   void activate(std::uint32_t slot, std::uint32_t generation);
   void make_absent(std::uint32_t slot, SimTime now);

@@ -14,6 +14,12 @@
 
 namespace infersim {
 
+// The longest duration a setting may give, in seconds (BATCHING.md section
+// 13.1): 10^9 s (about 31.7 years) is 10^18 ns, so that an instant of the
+// first 260 years of a run plus it stays on the int64 nanosecond clock (its
+// end, 2^63 - 1 ns, is about 292 years).
+inline constexpr double kLongestDurationS = 1e9;
+
 // Kubernetes' HPA rule on a queue metric, without its tolerance.
 struct Autoscale {
   std::int64_t min = 1;

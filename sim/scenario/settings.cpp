@@ -76,6 +76,19 @@ std::string text(const json& v, const std::string& source, const std::string& la
   return v.get<std::string>();
 }
 
+// Seconds of a duration a run adds to its instants (BATCHING.md section
+// 13.1): at most kLongestDurationS.
+double longest_duration(const json& v, const std::string& source, const std::string& label) {
+  const double x = at_least(v, 0, source, label);
+  if (x > kLongestDurationS) {
+    bad(source, label,
+        "must be at most 1e9 s (about 31.7 years, so that the run's instants stay on the "
+        "nanosecond clock, which ends at 2^63 ns, about 292 years), got " +
+            shown(v));
+  }
+  return x;
+}
+
 // Seconds that must also fit the nanosecond clock.
 double seconds(const json& v, const std::string& source, const std::string& label) {
   const double x = at_least(v, 0, source, label);
@@ -240,6 +253,9 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
     }
     if (a.contains("interval_s") && !(number(a["interval_s"], src, as + ".interval_s") > 0)) {
       bad(src, as + ".interval_s", "must be greater than 0, got " + shown(a["interval_s"]));
+    }
+    for (const char* k : {"interval_s", "startup_s", "scale_down_delay_s"}) {
+      if (a.contains(k)) longest_duration(a[k], src, as + "." + k);
     }
     if (a.contains("target_requests") &&
         !(number(a["target_requests"], src, as + ".target_requests") > 0)) {
@@ -549,7 +565,11 @@ const Table& table() {
           s.batching.kv_link_gbps = gbps;
         },
         [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_gbps); }}},
-      {"batching.kv_link_latency_s", batching_real(&BatchingKnobs::kv_link_latency_s)},
+      {"batching.kv_link_latency_s",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.batching.kv_link_latency_s = longest_duration(v, src, l);
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_latency_s); }}},
       {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
       {"batching.replay_turns", batching_switch(&BatchingKnobs::replay_turns)},
       {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
@@ -1025,6 +1045,22 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
   if (slots > 1'000'000) {
     bad(src, "batching.fleet",
         "holds " + std::to_string(slots) + " replica slots; at most 1000000");
+  }
+  // Section 13.1: the transfer of the longest prompt a request may have
+  // (max_model_len tokens) takes at most as long as a duration setting.
+  if (classes.front().role != Role::kBoth) {
+    const BatchingKnobs& k = settings.batching;
+    const double xfer_s = k.kv_link_latency_s + static_cast<double>(len) * k.kv_bytes_per_token *
+                                                    8 / (k.kv_link_gbps * 1e9);
+    if (!(xfer_s <= kLongestDurationS)) {
+      char text[320];
+      std::snprintf(text, sizeof(text),
+                    "a transfer of max_model_len (%lld) tokens would take %.3g s, more than the "
+                    "1e9 s (about 31.7 years) a duration may last on the nanosecond clock: fewer "
+                    "bytes a token or a faster link",
+                    static_cast<long long>(len), xfer_s);
+      bad(src, "batching.kv_bytes_per_token, batching.kv_link_gbps", text);
+    }
   }
   if (settings.batching.lockstep && classes.front().role != Role::kBoth) {
     bad(src, "batching.lockstep, batching.fleet",

@@ -153,6 +153,19 @@ void PrintTo(const BadSettings& c, std::ostream* os) {
   *os << c.label;
 }
 
+// A batching run of one autoscaled class, its autoscale object holding `extra`.
+std::string autoscaled(const std::string& extra) {
+  return R"({"server": {"kind": "batching"}, "batching": {"fleet": [{"name": "a", )"
+         R"("autoscale": {"min": 1, "max": 2, )" +
+         extra + "}}]}}";
+}
+
+// A disaggregated fleet, the batching section holding `extra` too.
+std::string split(const std::string& extra) {
+  return R"({"server": {"kind": "batching"}, "batching": {)" + extra +
+         R"(, "fleet": [{"name": "p", "role": "prefill"}, {"name": "d", "role": "decode"}]}})";
+}
+
 class BadSettingsFile : public ::testing::TestWithParam<BadSettings> {};
 
 TEST_P(BadSettingsFile, IsRefusedNamingTheFileAndKey) {
@@ -183,7 +196,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadSettings{"NumberBeyondADouble", R"({"server": {"cores": 1e999}})", "",
                     "number overflow parsing '1e999'"},
         BadSettings{"SyntaxError", "{\"server\": {\"cores\": 2,\n}}\n", "", "syntax error"},
-        BadSettings{"Empty", "", "", ""}),
+        BadSettings{"Empty", "", "", ""},
+        // BATCHING.md section 13.1: durations and transfers that the
+        // nanosecond clock cannot hold.
+        BadSettings{"AutoscaleIntervalBeyondTheClock", autoscaled(R"("interval_s": 1e10)"),
+                    "batching.fleet[0].autoscale.interval_s", "must be at most 1e9 s"},
+        BadSettings{"AutoscaleStartupBeyondTheClock", autoscaled(R"("startup_s": 1e10)"),
+                    "batching.fleet[0].autoscale.startup_s", "must be at most 1e9 s"},
+        BadSettings{"AutoscaleDelayBeyondTheClock", autoscaled(R"("scale_down_delay_s": 9e9)"),
+                    "batching.fleet[0].autoscale.scale_down_delay_s", "must be at most 1e9 s"},
+        BadSettings{"KvLinkLatencyBeyondTheClock", split(R"("kv_link_latency_s": 1e10)"),
+                    "batching.kv_link_latency_s", "must be at most 1e9 s"},
+        BadSettings{"KvLinkTooSlowForTheLongestPrompt", split(R"("kv_link_gbps": 1e-300)"),
+                    "batching.kv_bytes_per_token, batching.kv_link_gbps",
+                    "a transfer of max_model_len (131072) tokens would take"},
+        BadSettings{"KvBytesTooManyForTheLongestPrompt", split(R"("kv_bytes_per_token": 1e300)"),
+                    "batching.kv_bytes_per_token, batching.kv_link_gbps", "more than the 1e9 s"}),
     [](const auto& info) { return info.param.label; });
 
 // Flags: the flag first, then what is wrong and what would be right.

@@ -13,6 +13,7 @@
 
 #include "core/random.hpp"
 #include "model/batching_server.hpp"
+#include "test_support.hpp"
 #include "unit/server_harness.hpp"
 
 namespace infersim {
@@ -132,6 +133,28 @@ TEST(Fleet, AutoscaleHeldAtOneCountIsAFixedFleet) {
   expect_same_requests(plain_run, fleet_run);
   EXPECT_EQ(usage_figure(u, "scale_ups"), 0);
   EXPECT_EQ(usage_figure(u, "scale_downs"), 0);
+}
+
+// BATCHING.md section 13.1: each duration fits the clock, but a run may still
+// reach its end; the next evaluation past it is refused naming the knob, not
+// scheduled at a wrapped-around instant.
+TEST(Fleet, AnEvaluationPastTheClocksEndNamesTheInterval) {
+  ReplicaClass cls;
+  cls.name = "gpu";
+  cls.knobs = small(2000);
+  cls.autoscale = Autoscale{};
+  cls.autoscale->max = 2;
+  cls.autoscale->interval = Duration::ns(1'000'000'000'000'000'000);  // 10^9 s
+  BatchingServer server(cls.knobs, {cls});
+  ServerHarness harness(server);
+  // An arrival at 9.1 * 10^18 ns keeps evaluations going to 9 * 10^18 ns,
+  // whose next would be at 10^19 ns > 2^63 - 1.
+  const std::string what =
+      test::error_of([&] { harness.run({fed(9'100'000'000'000'000'000, 4, 2)}); });
+  EXPECT_NE(what.find("batching.fleet (class gpu).autoscale.interval_s: the run reaches past the "
+                      "end of the nanosecond clock"),
+            std::string::npos)
+      << what;
 }
 
 // Worked by hand. One class: 1 replica at 0, autoscaled from 1 to 2 every
