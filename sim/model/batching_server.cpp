@@ -552,9 +552,11 @@ void BatchingServer::evaluate() {
           break;
       }
     }
+    // Clamped in double, then made whole (section 13.3): load / target may
+    // pass any integer (a tiny target makes it infinite).
     const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
-    const std::int64_t desired = std::min<std::int64_t>(
-        a.max, std::max<std::int64_t>(a.min, static_cast<std::int64_t>(wanted)));
+    const auto desired = static_cast<std::int64_t>(
+        std::min(static_cast<double>(a.max), std::max(static_cast<double>(a.min), wanted)));
     auto& window = desired_[c];
     window.emplace_back(now, desired);
     while (!window.empty() && now - window.front().first >= a.scale_down_delay &&

@@ -157,6 +157,27 @@ TEST(Fleet, AnEvaluationPastTheClocksEndNamesTheInterval) {
       << what;
 }
 
+// Section 13.3: desired = min(max, max(min, ceil(load / target))) in double.
+// A tiny target makes load / target infinite for any load: desired is the
+// maximum, so the first evaluation with a request held starts every slot.
+TEST(Fleet, ATinyTargetWantsTheMaximum) {
+  ReplicaClass cls;
+  cls.name = "gpu";
+  cls.knobs = small(2000);
+  cls.autoscale = Autoscale{};
+  cls.autoscale->max = 3;
+  cls.autoscale->interval = Duration::ns(1'000'000'000);
+  cls.autoscale->target_requests = 1e-300;
+  cls.autoscale->startup = Duration::zero();
+  BatchingServer server(cls.knobs, {cls});
+  ServerHarness harness(server);
+  // Held from 0 to about 2.04 s: the evaluation at 1 s sees a load of 1.
+  harness.run({fed(0, 4, 2001)});
+  const ServerUsage u = server.usage(harness.end);
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 2);
+  EXPECT_EQ(usage_figure(u, "peak_replicas"), 3);
+}
+
 // Worked by hand. One class: 1 replica at 0, autoscaled from 1 to 2 every
 // second on a target of 1 request a replica, start-up 0.5 s, no
 // stabilization delay; least-requests; 2 GPUs a replica at $2 an hour.
