@@ -557,10 +557,14 @@ void BatchingServer::evaluate() {
     const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
     const auto desired = static_cast<std::int64_t>(
         std::min(static_cast<double>(a.max), std::max(static_cast<double>(a.min), wanted)));
+    // The stabilization window as a sliding maximum: an evaluation whose
+    // desired a later one equals or passes can never be the largest again,
+    // so the window keeps decreasing values and its front is the largest.
     auto& window = desired_[c];
+    while (!window.empty() && window.back().second <= desired)
+      window.pop_back();
     window.emplace_back(now, desired);
-    while (!window.empty() && now - window.front().first >= a.scale_down_delay &&
-           window.front().first != now)
+    while (now - window.front().first >= a.scale_down_delay && window.front().first != now)
       window.pop_front();
     if (desired > current) {
       const auto n =
@@ -569,9 +573,7 @@ void BatchingServer::evaluate() {
         start_replica(absent[j], now);
       continue;
     }
-    std::int64_t floor = desired;
-    for (const auto& [at, d] : window)
-      floor = std::max(floor, d);
+    const std::int64_t floor = window.front().second;  // this evaluation's included
     if (floor >= current) continue;
     std::int64_t going = current - floor;
     // Starting replicas first, the latest started first (then the highest

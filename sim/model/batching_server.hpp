@@ -190,7 +190,8 @@ class BatchingServer final : public ServerModel {
   std::vector<std::uint32_t> finished_;
   std::vector<StepRecord> planned_;  // lockstep: the batches of one pass
 
-  // Autoscaling: each class's next evaluation and its recent desired counts.
+  // Autoscaling: each class's next evaluation and its stabilization window,
+  // the evaluations (instant, desired) whose desired no later one reaches.
   std::vector<SimTime> next_evaluation_;
   std::vector<std::deque<std::pair<SimTime, std::int64_t>>> desired_;
   SimTime evaluation_at_ = SimTime::ns(-1);  // the evaluation event scheduled
