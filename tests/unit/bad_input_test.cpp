@@ -211,7 +211,13 @@ INSTANTIATE_TEST_SUITE_P(
                     "batching.kv_bytes_per_token, batching.kv_link_gbps",
                     "a transfer of max_model_len (131072) tokens would take"},
         BadSettings{"KvBytesTooManyForTheLongestPrompt", split(R"("kv_bytes_per_token": 1e300)"),
-                    "batching.kv_bytes_per_token, batching.kv_link_gbps", "more than the 1e9 s"}),
+                    "batching.kv_bytes_per_token, batching.kv_link_gbps", "more than the 1e9 s"},
+        // A class at the most replicas a class may have, of the default
+        // blocks: refused by the same memory estimate as --replicas.
+        BadSettings{"FleetBeyondTheMachinesMemory",
+                    R"({"server": {"kind": "batching"}, "batching": {"fleet": [)"
+                    R"({"name": "big", "replicas": 1000000}]}})",
+                    "batching.fleet", "its replica slots (big: 1000000 of 31250 KV blocks) need"}),
     [](const auto& info) { return info.param.label; });
 
 // Flags: the flag first, then what is wrong and what would be right.
