@@ -9,6 +9,7 @@
 #include "core/percentiles.hpp"
 #include "model/replica_class.hpp"
 #include "model/step_cost.hpp"
+#include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
 #include "report/number_format.hpp"
 #include "request/synthetic_request_generator.hpp"
@@ -395,7 +396,7 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
 std::string capacity_csv(const CapacitySearch& search, const std::vector<std::string>& modes,
                          const std::vector<CapacityResult>& results,
                          const std::vector<std::string>& figure_keys) {
-  std::string out = "mode,run," + search.knob + ",met";
+  std::string out = "mode,run," + csv_field(search.knob) + ",met";
   for (const std::string& key : figure_keys)
     out += "," + key;
   out += '\n';

@@ -5,6 +5,7 @@
 
 #include "core/input_error.hpp"
 #include "model/replica_class.hpp"
+#include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
 #include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
@@ -370,7 +371,7 @@ std::string fleet_search_csv(const FleetSearch& search, const std::vector<std::s
                              const std::vector<std::string>& figure_keys) {
   std::string out = "mode,run";
   for (const FleetSearchClass& c : search.classes)
-    out += "," + c.name;
+    out += "," + csv_field(c.name);
   out += ",usd_per_hour,met,front";
   for (const std::string& key : figure_keys)
     out += "," + key;
