@@ -31,6 +31,15 @@ SimTime on_clock(SimTime at, Duration d, const Keys& keys) {
   return SimTime::ns(sum);
 }
 
+// Section 11's energy of `replicas` replicas of a class, each provisioned
+// for `provisioned`, busy `busy` in all: P_idle * provisioned + (P_max -
+// P_idle) * busy, in Wh.
+double energy_wh_of(const BatchingKnobs& k, double replicas, Duration provisioned, Duration busy) {
+  return (replicas * k.gpu_idle_w * provisioned.seconds() +
+          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
+         3600;
+}
+
 }  // namespace
 
 BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet)
@@ -498,9 +507,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
   if (r.scheduler) {
     const ReplicaScheduler& s = *r.scheduler;
     gone.busy += s.busy();
-    gone.energy_wh += (cls.knobs.gpu_idle_w * provisioned.seconds() +
-                       (cls.knobs.gpu_max_w - cls.knobs.gpu_idle_w) * s.busy().seconds()) /
-                      3600;
+    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
     gone_preemptions_ += s.preemptions();
     gone_evicted_ += s.pool().evicted();
     gone_admissions_ += s.admissions();
@@ -509,7 +516,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
     gone_kv_peak_ = std::max(gone_kv_peak_, static_cast<double>(s.peak_used_blocks()) /
                                                 static_cast<double>(cls.knobs.kv_blocks));
   } else {
-    gone.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
+    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
   }
   if (fleet_) spans_.push_back({slot, r.cls, r.since, r.active_from, now});
   const bool was_active = r.state == State::kActive;
@@ -742,14 +749,12 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     const Duration provisioned = end - r.since;
     t.provisioned += provisioned;
     if (!r.scheduler) {
-      t.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
+      t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
       continue;
     }
     const ReplicaScheduler& s = *r.scheduler;
     t.busy += s.busy();
-    t.energy_wh += (cls.knobs.gpu_idle_w * provisioned.seconds() +
-                    (cls.knobs.gpu_max_w - cls.knobs.gpu_idle_w) * s.busy().seconds()) /
-                   3600;
+    t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
     preemptions += s.preemptions();
     evicted += s.pool().evicted();
     admissions += s.admissions();
@@ -852,10 +857,7 @@ ServerUsage BatchingServer::usage(SimTime end) const {
 double BatchingServer::energy_wh(Duration length, Duration busy) const {
   // Section 9's, for a run without a fleet; a fleet's slices are worked out
   // from its replicas' spans and their classes' power (report/time_series).
-  const BatchingKnobs& k = classes_.front().knobs;
-  return (static_cast<double>(replicas_.size()) * k.gpu_idle_w * length.seconds() +
-          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
-         3600;
+  return energy_wh_of(classes_.front().knobs, static_cast<double>(replicas_.size()), length, busy);
 }
 
 }  // namespace infersim
