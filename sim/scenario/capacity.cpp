@@ -289,21 +289,10 @@ std::string idle_bound_reason(const Settings& settings, const Trace& trace, cons
     latency_s += 2 * hop.latency_s;
   const auto prefill_s = [&](double prompt) {
     double fastest = std::numeric_limits<double>::infinity();
+    const auto tokens = static_cast<std::int64_t>(std::max(1.0, std::round(prompt)));
     for (std::size_t c = 0; c < classes.size(); ++c) {
-      auto remaining = static_cast<std::int64_t>(std::max(1.0, std::round(prompt)));
-      std::int64_t computed = 0;
-      double t = 0;
-      while (remaining > 0) {
-        const std::int64_t n = std::min(remaining, classes[c].max_num_batched_tokens);
-        StepWork w;
-        w.prefill_tokens = static_cast<std::uint64_t>(n);
-        w.prefill_pairs = static_cast<std::uint64_t>(n * computed + n * (n + 1) / 2);
-        w.expert_tokens = static_cast<std::uint64_t>(n);
-        t += costs[c].duration(w).seconds();
-        computed += n;
-        remaining -= n;
-      }
-      fastest = std::min(fastest, t);
+      fastest = std::min(fastest,
+                         idle_prefill_seconds(costs[c], tokens, classes[c].max_num_batched_tokens));
     }
     return fastest;
   };
