@@ -82,6 +82,28 @@ void for_each_mode(std::size_t modes, unsigned threads,
   if (failure) std::rethrow_exception(failure);
 }
 
+// Each mode's search, `search(m, ran)` calling `ran` after each run, as
+// for_each_mode runs them, with one progress line counting the runs of all.
+template <typename Result>
+std::vector<Result> search_modes(
+    std::size_t modes, unsigned threads, std::size_t max_runs_a_mode, std::ostream& err,
+    const std::function<Result(std::size_t, const std::function<void()>&)>& search) {
+  std::vector<Result> results(modes);
+  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs", max_runs_a_mode * modes,
+                        true);
+  std::atomic<std::size_t> runs{0};
+  const std::function<void()> ran = [&] { progress.update(++runs); };
+  for_each_mode(modes, threads, [&](std::size_t m) { results[m] = search(m, ran); });
+  progress.finish();
+  return results;
+}
+
+// A mode's name as the console's first column: 10 characters.
+std::string mode_column(std::string mode) {
+  mode.resize(10, ' ');
+  return mode;
+}
+
 // Dollars with two decimals: "12.50".
 std::string money_text(double usd) {
   char text[32];
@@ -143,23 +165,18 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
       << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
       << std::flush;
 
-  std::vector<FleetSearchResult> results(modes.size());
-  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
-                        fleet_search_max_runs(search) * modes.size(), true);
-  std::atomic<std::size_t> runs{0};
-  for_each_mode(modes.size(), threads, [&](std::size_t m) {
-    results[m] = find_cheapest_fleet(search, base, modes[m], loaded.trace,
-                                     [&](const FleetProbe&) { progress.update(++runs); });
-  });
-  progress.finish();
+  const std::vector<FleetSearchResult> results = search_modes<FleetSearchResult>(
+      modes.size(), threads, fleet_search_max_runs(search), err,
+      [&](std::size_t m, const std::function<void()>& ran) {
+        return find_cheapest_fleet(search, base, modes[m], loaded.trace,
+                                   [&](const FleetProbe&) { ran(); });
+      });
 
   nlohmann::ordered_json document;
   bool every_mode_answered = true;
   for (std::size_t m = 0; m < modes.size(); ++m) {
     const FleetSearchResult& r = results[m];
-    std::string mode = modes[m];
-    mode.resize(10, ' ');
-    out << mode;
+    out << mode_column(modes[m]);
     if (r.cheapest) {
       const FleetProbe& p = r.probes[*r.cheapest];
       out << fleet_text(search, p.counts) << "  $" << money_text(p.usd_per_hour) << " an hour, "
@@ -328,15 +345,12 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
       << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n"
       << std::flush;
 
-  std::vector<CapacityResult> results(modes.size());
-  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
-                        capacity_max_runs(search) * modes.size(), true);
-  std::atomic<std::size_t> runs{0};
-  for_each_mode(modes.size(), threads, [&](std::size_t m) {
-    results[m] = find_capacity(search, base, modes[m], loaded.trace,
-                               [&](const CapacityProbe&) { progress.update(++runs); });
-  });
-  progress.finish();
+  const std::vector<CapacityResult> results =
+      search_modes<CapacityResult>(modes.size(), threads, capacity_max_runs(search), err,
+                                   [&](std::size_t m, const std::function<void()>& ran) {
+                                     return find_capacity(search, base, modes[m], loaded.trace,
+                                                          [&](const CapacityProbe&) { ran(); });
+                                   });
 
   nlohmann::ordered_json document;
   bool every_mode_answered = true;
@@ -348,9 +362,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
         text += (text.empty() ? "" : " ") + figure_text(p.summary, key);
       return text;
     };
-    std::string mode = modes[m];
-    mode.resize(10, ' ');
-    out << mode;
+    out << mode_column(modes[m]);
     switch (r.outcome) {
       case CapacityResult::kFound:
         out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer)
