@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/input_error.hpp"
+#include "core/json_number.hpp"
 #include "core/percentiles.hpp"
 #include "model/replica_class.hpp"
 #include "model/step_cost.hpp"
@@ -344,7 +345,7 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
     out[search.knob] = capacity_value_json(search, p.value);
     for (const std::string& key : search.target.keys()) {
       const std::optional<double> value = p.summary.get(key);
-      out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+      out[key] = json_number(value);
     }
     return out;
   };
@@ -375,7 +376,7 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
     step["met"] = p.met;
     for (const std::string& key : search.target.keys()) {
       const std::optional<double> value = p.summary.get(key);
-      step[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+      step[key] = json_number(value);
     }
     out["steps"].push_back(step);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/input_error.hpp"
+#include "core/json_number.hpp"
 #include "model/replica_class.hpp"
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
@@ -332,7 +333,7 @@ nlohmann::ordered_json fleet_search_to_json(const FleetSearch& search,
     for (const std::string& key : keys) {
       if (!holds(p.summary, key)) continue;  // a fixed-count run without a bill
       const std::optional<double> value = figure_value(p.summary, key);
-      out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+      out[key] = json_number(value);
     }
   };
   nlohmann::ordered_json out;
