@@ -83,6 +83,28 @@ void for_each_mode(std::size_t modes, unsigned threads,
   if (failure) std::rethrow_exception(failure);
 }
 
+// Each mode's search, `search(m, ran)` calling `ran` after each run, as
+// for_each_mode runs them, with one progress line counting the runs of all.
+template <typename Result>
+std::vector<Result> search_modes(
+    std::size_t modes, unsigned threads, std::size_t max_runs_a_mode, std::ostream& err,
+    const std::function<Result(std::size_t, const std::function<void()>&)>& search) {
+  std::vector<Result> results(modes);
+  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs", max_runs_a_mode * modes,
+                        true);
+  std::atomic<std::size_t> runs{0};
+  const std::function<void()> ran = [&] { progress.update(++runs); };
+  for_each_mode(modes, threads, [&](std::size_t m) { results[m] = search(m, ran); });
+  progress.finish();
+  return results;
+}
+
+// A mode's name as the console's first column: 10 characters.
+std::string mode_column(std::string mode) {
+  mode.resize(10, ' ');
+  return mode;
+}
+
 // Dollars with two decimals: "12.50".
 std::string money_text(double usd) {
   char text[32];
@@ -95,6 +117,22 @@ using Given = std::function<std::optional<std::string>(const char*)>;
 // The keys a settings file's capacity section may hold: the search's flags.
 const std::vector<std::string> kCapacityKeys = {"vary",      "target", "min",       "max",
                                                 "tolerance", "modes",  "exhaustive"};
+
+// An error a value of the capacity section caused, said of it as
+// "FILE: capacity.KEY" where it says "--KEY"; any other error as it is.
+InputError blamed_on_section(const InputError& e, const po::variables_map& vm,
+                             const json& section) {
+  const std::string what = e.what();
+  if (!section.is_object()) return e;
+  for (const std::string& key : kCapacityKeys) {
+    const std::string flag = "--" + key;
+    if (vm.count(key) || !section.contains(key) || !what.starts_with(flag)) continue;
+    const std::string rest = what.substr(flag.size());
+    if (rest.empty() || (rest[0] != ':' && rest[0] != ' ')) continue;
+    return InputError(find_settings_file(text_of(vm, "settings")) + ": capacity." + key + rest);
+  }
+  return e;
+}
 
 void refuse_unknown_capacity_keys(const po::variables_map& vm, const json& section) {
   if (section.is_null()) return;
@@ -166,23 +204,18 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
     out << line << '\n';
   out << std::flush;
 
-  std::vector<FleetSearchResult> results(modes.size());
-  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
-                        fleet_search_max_runs(search) * modes.size(), true);
-  std::atomic<std::size_t> runs{0};
-  for_each_mode(modes.size(), threads, [&](std::size_t m) {
-    results[m] = find_cheapest_fleet(search, base, modes[m], loaded.trace,
-                                     [&](const FleetProbe&) { progress.update(++runs); });
-  });
-  progress.finish();
+  const std::vector<FleetSearchResult> results = search_modes<FleetSearchResult>(
+      modes.size(), threads, fleet_search_max_runs(search), err,
+      [&](std::size_t m, const std::function<void()>& ran) {
+        return find_cheapest_fleet(search, base, modes[m], loaded.trace,
+                                   [&](const FleetProbe&) { ran(); });
+      });
 
   nlohmann::ordered_json document;
   bool every_mode_answered = true;
   for (std::size_t m = 0; m < modes.size(); ++m) {
     const FleetSearchResult& r = results[m];
-    std::string mode = modes[m];
-    mode.resize(10, ' ');
-    out << mode;
+    out << mode_column(modes[m]);
     if (r.cheapest) {
       const FleetProbe& p = r.probes[*r.cheapest];
       out << fleet_text(search, p.counts) << "  $" << money_text(p.usd_per_hour) << " an hour, "
@@ -291,145 +324,149 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
     return std::nullopt;
   };
 
-  const std::optional<std::string> knob_name = given("vary");
-  if (!knob_name) throw InputError("", 0, "--vary", "name the knob to size, e.g. --vary cores");
-  if (knob_name->find('=') != std::string::npos) {
-    throw InputError("", 0, "--vary",
-                     "capacity searches one knob by bisection: give --vary KNOB and its range "
-                     "with --min and --max");
-  }
-  if (*knob_name == "fleet") {
-    return run_fleet_capacity(vm, base, given, out, err);
-  }
-  if (vm.count("exhaustive")) {
-    throw InputError("", 0, "--exhaustive", "sizes a fleet: give it with --vary fleet");
-  }
-  const KnobFlag& flag = numeric_knob(*knob_name, "--vary");
-  refuse_fixed_and_varied(vm, flag, "--vary");
-  refuse_batching_knobs_elsewhere(vm, base, {}, {flag.key});
-  const std::optional<std::string> target_text = given("target");
-  if (!target_text) {
-    throw InputError("", 0, "--target", "give the target, e.g. --target success_rate>=0.99");
-  }
-
-  CapacitySearch search;
-  search.knob = flag.flag;
-  search.key = flag.key;
-  search.whole = flag.kind == KnobFlag::kWhole;
-  search.target = parse_target(*target_text, summary_keys(base));
-  const bool ranged = has_default_range(search.knob);
-  for (auto [name, bound, fallback] :
-       {std::tuple{"min", &search.min, 1.0}, std::tuple{"max", &search.max, 1024.0}}) {
-    const std::optional<std::string> text = given(name);
-    if (!text && !ranged) {
-      throw InputError("", 0, std::string("--") + name,
-                       "required for --vary " + search.knob +
-                           " (only cores and replicas have a default range, 1 to 1024)");
+  // The search; an error about a value the settings file's capacity section
+  // gave is told of that key in that file, not of a flag never given.
+  const auto run_search = [&]() -> int {
+    const std::optional<std::string> knob_name = given("vary");
+    if (!knob_name) throw InputError("", 0, "--vary", "name the knob to size, e.g. --vary cores");
+    if (knob_name->find('=') != std::string::npos) {
+      throw InputError("", 0, "--vary",
+                       "capacity searches one knob by bisection: give --vary KNOB and its range "
+                       "with --min and --max");
     }
-    try {
-      *bound = text ? flag_value(flag, *text).get<double>() : fallback;
-      with_knob(base, search, *bound);
-    } catch (const InputError& e) {
-      throw InputError(std::string("--") + name + ": " + e.what());
+    if (*knob_name == "fleet") {
+      return run_fleet_capacity(vm, base, given, out, err);
     }
-  }
-  if (const auto tolerance = given("tolerance")) {
-    const KnobFlag real{"tolerance", "", "", KnobFlag::kReal};
-    search.tolerance = flag_value(real, *tolerance).get<double>();
-  }
-  check_capacity_search(search);
-  const std::vector<std::string> modes = parse_modes(given("modes").value_or(kDefaultModes));
-  base.mode = sweep_run_mode(modes);
-  validate_settings(base, "");  // what the modes rule out (replications in the recorded mode)
-  const unsigned threads = threads_from(vm);
-
-  RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "", "capacity",
-                                        vm.count("force"), folder_name(vm));
-  const LoadedTrace loaded = load_and_warn(base, err);
-  const auto value = [&](double v) { return capacity_value_text(search, v); };
-  out << "Capacity: the smallest " << search.knob << " from " << value(search.min) << " to "
-      << value(search.max) << " whose run meets " << search.target.text << ", "
-      << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n";
-  for (const std::string& line : preset_error_lines(base))
-    out << line << '\n';
-  out << std::flush;
-
-  std::vector<CapacityResult> results(modes.size());
-  ProgressLine progress(err, writes_to_terminal(err), "capacity", "runs",
-                        capacity_max_runs(search) * modes.size(), true);
-  std::atomic<std::size_t> runs{0};
-  for_each_mode(modes.size(), threads, [&](std::size_t m) {
-    results[m] = find_capacity(search, base, modes[m], loaded.trace,
-                               [&](const CapacityProbe&) { progress.update(++runs); });
-  });
-  progress.finish();
-
-  nlohmann::ordered_json document;
-  bool every_mode_answered = true;
-  for (std::size_t m = 0; m < modes.size(); ++m) {
-    const CapacityResult& r = results[m];
-    const auto figures = [&](const CapacityProbe& p) {
-      std::string text;
-      for (const std::string& key : search.target.keys())
-        text += (text.empty() ? "" : " ") + figure_text(p.summary, key);
-      return text;
-    };
-    std::string mode = modes[m];
-    mode.resize(10, ' ');
-    out << mode;
-    switch (r.outcome) {
-      case CapacityResult::kFound:
-        out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer)
-            << "  | at " << search.knob << "=" << value(r.below->value) << ": "
-            << figures(*r.below);
-        break;
-      case CapacityResult::kMinimumMeets:
-        out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer) << "  | "
-            << r.reason;
-        break;
-      case CapacityResult::kMaximumFails:
-        out << "not found: " << r.reason << " (" << figures(*r.below) << ")";
-        every_mode_answered = false;
-        break;
+    if (vm.count("exhaustive")) {
+      throw InputError("", 0, "--exhaustive", "sizes a fleet: give it with --vary fleet");
     }
-    out << "  (" << r.probes.size() << (r.probes.size() == 1 ? " run" : " runs") << ")\n";
-    document[modes[m]] = capacity_to_json(search, r);
-  }
+    const KnobFlag& flag = numeric_knob(*knob_name, "--vary");
+    refuse_fixed_and_varied(vm, flag, "--vary");
+    refuse_batching_knobs_elsewhere(vm, base, {}, {flag.key});
+    const std::optional<std::string> target_text = given("target");
+    if (!target_text) {
+      throw InputError("", 0, "--target", "give the target, e.g. --target success_rate>=0.99");
+    }
 
-  nlohmann::ordered_json settings = settings_document(base, loaded);
-  settings["capacity"] = {{"target", search.target.text},
-                          {"vary", search.knob},
-                          {"min", capacity_value_json(search, search.min)},
-                          {"max", capacity_value_json(search, search.max)},
-                          {"tolerance", search.tolerance},
-                          {"modes", modes}};
-  add_meta(settings);
-  folder.create();
-  const std::string csv = capacity_csv(search, modes, results, summary_keys(base));
-  write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
-  write_file_atomically(folder.file("capacity.csv"), csv);
-  write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
-  if (base.plots == "svg") {
-    std::vector<CapacityPlotMode> plot_modes;
+    CapacitySearch search;
+    search.knob = flag.flag;
+    search.key = flag.key;
+    search.whole = flag.kind == KnobFlag::kWhole;
+    search.target = parse_target(*target_text, summary_keys(base));
+    const bool ranged = has_default_range(search.knob);
+    for (auto [name, bound, fallback] :
+         {std::tuple{"min", &search.min, 1.0}, std::tuple{"max", &search.max, 1024.0}}) {
+      const std::optional<std::string> text = given(name);
+      if (!text && !ranged) {
+        throw InputError("", 0, std::string("--") + name,
+                         "required for --vary " + search.knob +
+                             " (only cores and replicas have a default range, 1 to 1024)");
+      }
+      try {
+        *bound = text ? flag_value(flag, *text).get<double>() : fallback;
+        with_knob(base, search, *bound);
+      } catch (const InputError& e) {
+        throw InputError(std::string("--") + name + ": " + e.what());
+      }
+    }
+    if (const auto tolerance = given("tolerance")) {
+      const KnobFlag real{"tolerance", "", "", KnobFlag::kReal};
+      search.tolerance = flag_value(real, *tolerance).get<double>();
+    }
+    check_capacity_search(search);
+    const std::vector<std::string> modes = parse_modes(given("modes").value_or(kDefaultModes));
+    base.mode = sweep_run_mode(modes);
+    validate_settings(base, "");  // what the modes rule out (replications in the recorded mode)
+    const unsigned threads = threads_from(vm);
+
+    RunFolder folder = RunFolder::prepare(vm.count("output") ? text_of(vm, "output") : "",
+                                          "capacity", vm.count("force"), folder_name(vm));
+    const LoadedTrace loaded = load_and_warn(base, err);
+    const auto value = [&](double v) { return capacity_value_text(search, v); };
+    out << "Capacity: the smallest " << search.knob << " from " << value(search.min) << " to "
+        << value(search.max) << " whose run meets " << search.target.text << ", "
+        << (modes.size() > 1 ? "each mode searched apart" : modes.front()) << ".\n";
+    for (const std::string& line : preset_error_lines(base))
+      out << line << '\n';
+    out << std::flush;
+
+    const std::vector<CapacityResult> results =
+        search_modes<CapacityResult>(modes.size(), threads, capacity_max_runs(search), err,
+                                     [&](std::size_t m, const std::function<void()>& ran) {
+                                       return find_capacity(search, base, modes[m], loaded.trace,
+                                                            [&](const CapacityProbe&) { ran(); });
+                                     });
+
+    nlohmann::ordered_json document;
+    bool every_mode_answered = true;
     for (std::size_t m = 0; m < modes.size(); ++m) {
-      plot_modes.push_back(
-          {modes[m], results[m].answer ? std::optional(results[m].answer->value) : std::nullopt});
+      const CapacityResult& r = results[m];
+      const auto figures = [&](const CapacityProbe& p) {
+        std::string text;
+        for (const std::string& key : search.target.keys())
+          text += (text.empty() ? "" : " ") + figure_text(p.summary, key);
+        return text;
+      };
+      out << mode_column(modes[m]);
+      switch (r.outcome) {
+        case CapacityResult::kFound:
+          out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer)
+              << "  | at " << search.knob << "=" << value(r.below->value) << ": "
+              << figures(*r.below);
+          break;
+        case CapacityResult::kMinimumMeets:
+          out << search.knob << "=" << value(r.answer->value) << "  " << figures(*r.answer)
+              << "  | " << r.reason;
+          break;
+        case CapacityResult::kMaximumFails:
+          out << "not found: " << r.reason << " (" << figures(*r.below) << ")";
+          every_mode_answered = false;
+          break;
+      }
+      out << "  (" << r.probes.size() << (r.probes.size() == 1 ? " run" : " runs") << ")\n";
+      document[modes[m]] = capacity_to_json(search, r);
     }
-    std::vector<CapacityPlotBound> bounds;
-    for (const TargetClause& clause : search.target.clauses)
-      bounds.push_back({clause.key, comparison_text(clause.comparison), clause.value});
-    write_plots(folder.path(),
-                capacity_plot_scripts(search.knob, plot_modes, search.target.keys(), bounds, csv),
-                err);
+
+    nlohmann::ordered_json settings = settings_document(base, loaded);
+    settings["capacity"] = {{"target", search.target.text},
+                            {"vary", search.knob},
+                            {"min", capacity_value_json(search, search.min)},
+                            {"max", capacity_value_json(search, search.max)},
+                            {"tolerance", search.tolerance},
+                            {"modes", modes}};
+    add_meta(settings);
+    folder.create();
+    const std::string csv = capacity_csv(search, modes, results, summary_keys(base));
+    write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
+    write_file_atomically(folder.file("capacity.csv"), csv);
+    write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+    if (base.plots == "svg") {
+      std::vector<CapacityPlotMode> plot_modes;
+      for (std::size_t m = 0; m < modes.size(); ++m) {
+        plot_modes.push_back(
+            {modes[m], results[m].answer ? std::optional(results[m].answer->value) : std::nullopt});
+      }
+      std::vector<CapacityPlotBound> bounds;
+      for (const TargetClause& clause : search.target.clauses)
+        bounds.push_back({clause.key, comparison_text(clause.comparison), clause.value});
+      write_plots(folder.path(),
+                  capacity_plot_scripts(search.knob, plot_modes, search.target.keys(), bounds, csv),
+                  err);
+    }
+    out << "Capacity folder: " << folder.path().string() << '\n';
+    if (!every_mode_answered) {
+      err << "capacity: no value from " << value(search.min) << " to " << value(search.max)
+          << " meets " << search.target.text << " in every mode (exit status " << kNoAnswerStatus
+          << ")\n";
+      return kNoAnswerStatus;
+    }
+    return 0;
+  };
+  try {
+    return run_search();
+  } catch (const InputError& e) {
+    throw blamed_on_section(e, vm, section);
   }
-  out << "Capacity folder: " << folder.path().string() << '\n';
-  if (!every_mode_answered) {
-    err << "capacity: no value from " << value(search.min) << " to " << value(search.max)
-        << " meets " << search.target.text << " in every mode (exit status " << kNoAnswerStatus
-        << ")\n";
-    return kNoAnswerStatus;
-  }
-  return 0;
 }
 
 }  // namespace infersim

@@ -4,12 +4,72 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
+#include "core/input_error.hpp"
 #include "core/percentiles.hpp"
 
 namespace infersim {
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void past_the_clock(SimTime at, Duration d,
+                                                           const std::string& keys) {
+  throw InputError("", 0, keys,
+                   "the run reaches past the end of the nanosecond clock (2^63 ns, about 292 "
+                   "years) at " +
+                       std::to_string(at.count_ns()) + " ns plus " + std::to_string(d.count_ns()) +
+                       " ns: a shorter duration or trace");
+}
+
+// at + d, or an InputError naming the keys `keys()` gives when the sum would
+// pass the end of the nanosecond clock (2^63 - 1 ns, about 292 years;
+// BATCHING.md section 13.1): each duration is bounded, a run's length is not.
+template <typename Keys>
+SimTime on_clock(SimTime at, Duration d, const Keys& keys) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(at.count_ns(), d.count_ns(), &sum)) past_the_clock(at, d, keys());
+  return SimTime::ns(sum);
+}
+
+constexpr const char* kStepCostKeys =
+    "batching.step_base_s, batching.step_prefill_token_s, batching.step_prefill_pair_s, "
+    "batching.step_decode_token_s, batching.step_decode_context_s, batching.step_weights_s, "
+    "batching.step_expert_s";
+
+[[noreturn, gnu::cold, gnu::noinline]] void step_too_long(const StepWork& w, double seconds) {
+  char text[320];
+  std::snprintf(text, sizeof(text),
+                "a step of %llu prefill tokens and %llu decodes would take %.3g s, more than the "
+                "1e9 s a duration may last on the nanosecond clock (BATCHING.md section 13.1): "
+                "smaller step costs",
+                static_cast<unsigned long long>(w.prefill_tokens),
+                static_cast<unsigned long long>(w.decode_requests), seconds);
+  throw InputError("", 0, kStepCostKeys, text);
+}
+
+// The end of a step of `work` begun at `now`: StepCost::duration, refused
+// naming the step costs when it would be longer than a duration may be or
+// end past the clock.
+SimTime step_end(SimTime now, const StepCost& cost, const StepWork& work) {
+  const double seconds = cost.seconds(work);
+  if (!(seconds <= kLongestDurationS)) [[unlikely]]
+    step_too_long(work, seconds);
+  return on_clock(now, Duration::ns(std::max<std::int64_t>(1, seconds_to_ns(seconds))),
+                  [] { return std::string(kStepCostKeys); });
+}
+
+// Section 11's energy of `replicas` replicas of a class, each provisioned
+// for `provisioned`, busy `busy` in all: P_idle * provisioned + (P_max -
+// P_idle) * busy, in Wh.
+double energy_wh_of(const BatchingKnobs& k, double replicas, Duration provisioned, Duration busy) {
+  return (replicas * k.gpu_idle_w * provisioned.seconds() +
+          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
+         3600;
+}
+
+}  // namespace
 
 BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet)
     : knobs_(knobs),
@@ -291,7 +351,10 @@ void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, S
       Duration::ns(link_latency_ns_ + std::llround(bytes * 8 / (knobs_.kv_link_gbps * 1e9) * 1e9));
   kv_bytes_ += bytes;
   Link& link = links_[replica];
-  link.end = std::max(now, link.end) + xfer;
+  link.end = on_clock(std::max(now, link.end), xfer, [] {
+    return std::string(
+        "batching.kv_bytes_per_token, batching.kv_link_gbps, batching.kv_link_latency_s");
+  });
   ++link.queued;
   // Transfers ending at one instant run in the order they were queued: by
   // their first token's instant, prefill replica, then batch order.
@@ -384,7 +447,7 @@ void BatchingServer::schedule_pass() {
         stalled_ = true;  // it stays marked
         return true;
       }
-      record.end = now + costs_[replicas_[i].cls].duration(work_of(record));
+      record.end = step_end(now, costs_[replicas_[i].cls], work_of(record));
       begin_step(i, now, record.end);
       ++steps_;
       batched_requests_ += record.batch_requests;
@@ -412,7 +475,7 @@ void BatchingServer::schedule_pass() {
   for (StepRecord& record : planned_) {
     record.expert_tokens = round_tokens;
     record.expert_share = static_cast<std::uint32_t>(replicas_.size());
-    end = std::max(end, now + costs_.front().duration(work_of(record)));
+    end = std::max(end, step_end(now, costs_.front(), work_of(record)));
   }
   for (StepRecord& record : planned_) {
     record.end = end;
@@ -435,6 +498,10 @@ void BatchingServer::schedule_evaluation(SimTime after) {
   context_->schedule(next, Phase::kEvaluate, kEvaluate, 0);
 }
 
+std::string BatchingServer::autoscale_key(std::uint32_t cls, const char* key) const {
+  return "batching.fleet (class " + classes_[cls].name + ").autoscale." + key;
+}
+
 void BatchingServer::start_replica(std::uint32_t slot, SimTime now) {
   Replica& r = replicas_[slot];
   r.state = State::kStarting;
@@ -444,8 +511,8 @@ void BatchingServer::start_replica(std::uint32_t slot, SimTime now) {
   ++scale_ups_;
   // A start-up of 0 makes it active at the next instant (section 13.4).
   const Duration startup = std::max(classes_[r.cls].autoscale->startup, Duration::ns(1));
-  context_->schedule(now + startup, Phase::kActivate, kActivate,
-                     slot | (std::uint64_t{r.generation} << 32));
+  context_->schedule(on_clock(now, startup, [&] { return autoscale_key(r.cls, "startup_s"); }),
+                     Phase::kActivate, kActivate, slot | (std::uint64_t{r.generation} << 32));
 }
 
 void BatchingServer::activate(std::uint32_t slot, std::uint32_t generation) {
@@ -469,9 +536,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
   if (r.scheduler) {
     const ReplicaScheduler& s = *r.scheduler;
     gone.busy += s.busy();
-    gone.energy_wh += (cls.knobs.gpu_idle_w * provisioned.seconds() +
-                       (cls.knobs.gpu_max_w - cls.knobs.gpu_idle_w) * s.busy().seconds()) /
-                      3600;
+    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
     gone_preemptions_ += s.preemptions();
     gone_evicted_ += s.pool().evicted();
     gone_admissions_ += s.admissions();
@@ -480,7 +545,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
     gone_kv_peak_ = std::max(gone_kv_peak_, static_cast<double>(s.peak_used_blocks()) /
                                                 static_cast<double>(cls.knobs.kv_blocks));
   } else {
-    gone.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
+    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
   }
   if (fleet_) spans_.push_back({slot, r.cls, r.since, r.active_from, now});
   const bool was_active = r.state == State::kActive;
@@ -499,7 +564,7 @@ void BatchingServer::evaluate() {
     const ReplicaClass& cls = classes_[c];
     if (!cls.autoscale || next_evaluation_[c] != now) continue;
     const Autoscale& a = *cls.autoscale;
-    next_evaluation_[c] = now + a.interval;
+    next_evaluation_[c] = on_clock(now, a.interval, [&] { return autoscale_key(c, "interval_s"); });
     std::uint64_t load = 0;
     std::int64_t current = 0;
     std::vector<std::uint32_t> absent, starting, active;
@@ -523,13 +588,19 @@ void BatchingServer::evaluate() {
           break;
       }
     }
+    // Clamped in double, then made whole (section 13.3): load / target may
+    // pass any integer (a tiny target makes it infinite).
     const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
-    const std::int64_t desired = std::min<std::int64_t>(
-        a.max, std::max<std::int64_t>(a.min, static_cast<std::int64_t>(wanted)));
+    const auto desired = static_cast<std::int64_t>(
+        std::min(static_cast<double>(a.max), std::max(static_cast<double>(a.min), wanted)));
+    // The stabilization window as a sliding maximum: an evaluation whose
+    // desired a later one equals or passes can never be the largest again,
+    // so the window keeps decreasing values and its front is the largest.
     auto& window = desired_[c];
+    while (!window.empty() && window.back().second <= desired)
+      window.pop_back();
     window.emplace_back(now, desired);
-    while (!window.empty() && window.front().first + a.scale_down_delay <= now &&
-           window.front().first != now)
+    while (now - window.front().first >= a.scale_down_delay && window.front().first != now)
       window.pop_front();
     if (desired > current) {
       const auto n =
@@ -538,9 +609,7 @@ void BatchingServer::evaluate() {
         start_replica(absent[j], now);
       continue;
     }
-    std::int64_t floor = desired;
-    for (const auto& [at, d] : window)
-      floor = std::max(floor, d);
+    const std::int64_t floor = window.front().second;  // this evaluation's included
     if (floor >= current) continue;
     std::int64_t going = current - floor;
     // Starting replicas first, the latest started first (then the highest
@@ -798,14 +867,12 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     const Duration provisioned = end - r.since;
     t.provisioned += provisioned;
     if (!r.scheduler) {
-      t.energy_wh += cls.knobs.gpu_idle_w * provisioned.seconds() / 3600;
+      t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
       continue;
     }
     const ReplicaScheduler& s = *r.scheduler;
     t.busy += s.busy();
-    t.energy_wh += (cls.knobs.gpu_idle_w * provisioned.seconds() +
-                    (cls.knobs.gpu_max_w - cls.knobs.gpu_idle_w) * s.busy().seconds()) /
-                   3600;
+    t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
     preemptions += s.preemptions();
     evicted += s.pool().evicted();
     admissions += s.admissions();
@@ -911,10 +978,7 @@ ServerUsage BatchingServer::usage(SimTime end) const {
 double BatchingServer::energy_wh(Duration length, Duration busy) const {
   // Section 9's, for a run without a fleet; a fleet's slices are worked out
   // from its replicas' spans and their classes' power (report/time_series).
-  const BatchingKnobs& k = classes_.front().knobs;
-  return (static_cast<double>(replicas_.size()) * k.gpu_idle_w * length.seconds() +
-          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
-         3600;
+  return energy_wh_of(classes_.front().knobs, static_cast<double>(replicas_.size()), length, busy);
 }
 
 }  // namespace infersim

@@ -113,6 +113,8 @@ class BatchingServer final : public ServerModel {
   }
 
   // Section 11: the fleet's replicas coming and going.
+  // The settings key of a class's autoscale knob, for an error naming it.
+  std::string autoscale_key(std::uint32_t cls, const char* key) const;
   void start_replica(std::uint32_t slot, SimTime now);
   void activate(std::uint32_t slot, std::uint32_t generation);
   void make_absent(std::uint32_t slot, SimTime now);
@@ -188,7 +190,8 @@ class BatchingServer final : public ServerModel {
   std::vector<std::uint32_t> finished_;
   std::vector<StepRecord> planned_;  // lockstep: the batches of one pass
 
-  // Autoscaling: each class's next evaluation and its recent desired counts.
+  // Autoscaling: each class's next evaluation and its stabilization window,
+  // the evaluations (instant, desired) whose desired no later one reaches.
   std::vector<SimTime> next_evaluation_;
   std::vector<std::deque<std::pair<SimTime, std::int64_t>>> desired_;
   SimTime evaluation_at_ = SimTime::ns(-1);  // the evaluation event scheduled

@@ -150,7 +150,7 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
       context_tokens += static_cast<std::uint64_t>(cb + 1);
     } else {
       prefill += static_cast<std::uint64_t>(n);
-      pairs += static_cast<std::uint64_t>(n * cb + n * (n + 1) / 2);
+      pairs += prefill_pairs(cb, n);
     }
   };
 

@@ -111,4 +111,21 @@ void set_coefficients(BatchingKnobs& k, const StepCoefficients& c) {
   k.step_expert_s = c[kStepExpert];
 }
 
+double idle_prefill_seconds(const StepCost& cost, std::int64_t prompt,
+                            std::int64_t max_batched_tokens, std::int64_t cached) {
+  std::int64_t remaining = prompt - cached, computed = cached;
+  double seconds = 0;
+  while (remaining > 0) {
+    const std::int64_t n = std::min(remaining, max_batched_tokens);
+    StepWork w;
+    w.prefill_tokens = static_cast<std::uint64_t>(n);
+    w.prefill_pairs = prefill_pairs(computed, n);
+    w.expert_tokens = static_cast<std::uint64_t>(n);
+    seconds += cost.duration(w).seconds();
+    computed += n;
+    remaining -= n;
+  }
+  return seconds;
+}
+
 }  // namespace infersim

@@ -37,6 +37,13 @@ struct StepWork {
   std::uint32_t expert_share = 1;
 };
 
+// Q of a prompt chunk (section 5): its n tokens, after `computed` tokens of
+// the same request, each attend to those and to the chunk's tokens up to
+// itself: n * computed + n (n + 1) / 2 pairs.
+constexpr std::uint64_t prefill_pairs(std::int64_t computed, std::int64_t n) {
+  return static_cast<std::uint64_t>(n * computed + n * (n + 1) / 2);
+}
+
 // The terms, in the order of the coefficients.
 enum StepTerm : std::size_t {
   kStepBase,           // c0, a step (outside the roofline's max)
@@ -77,6 +84,13 @@ struct StepCost {
   // max(1, llround(seconds * 1e9)) ns.
   Duration duration(const StepWork& work) const;
 };
+
+// A prompt of `prompt` tokens prefilled alone on an idle replica, its first
+// `cached` tokens found in the prefix cache, in steps of at most
+// `max_batched_tokens` tokens as the scheduler chunks it: the sum of its
+// steps' durations, in seconds.
+double idle_prefill_seconds(const StepCost& cost, std::int64_t prompt,
+                            std::int64_t max_batched_tokens, std::int64_t cached = 0);
 
 // What a recorded step's batch held.
 inline StepWork work_of(const StepRecord& s) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/json_number.hpp"
 #include "report/figure_text.hpp"
 #include "report/number_format.hpp"
 
@@ -140,9 +141,7 @@ std::string attribution_table(const std::vector<AttributedFigure>& figures,
 
 nlohmann::ordered_json attribution_json(const std::vector<AttributedFigure>& figures) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  const auto number = [](std::optional<double> v) {
-    return v && std::isfinite(*v) ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-  };
+  const auto number = json_number;
   for (const AttributedFigure& f : figures) {
     nlohmann::ordered_json o;
     o["recorded"] = number(f.recorded);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/large_array.hpp"
+#include "report/csv_field.hpp"
 #include "report/number_format.hpp"
 #include "report/run_folder.hpp"
 
@@ -134,7 +135,7 @@ void write_requests_csv(const std::filesystem::path& path, const RequestList& re
     out.append(row, p);
     if (classes) {
       out += ',';
-      out += unit_class.at(o.unit);
+      append_csv_field(out, unit_class.at(o.unit));
     }
     if (handovers) {
       p = row;

@@ -30,14 +30,28 @@ TimeSeriesCollector::TimeSeriesCollector(Duration slice)
     : slice_(slice), slice_ns_(std::max<std::int64_t>(slice.count_ns(), 1)) {}
 
 TimeSeriesCollector::Raw& TimeSeriesCollector::grow(std::size_t j) {
-  raw_.resize(std::max(j + 1, 2 * raw_.size()));
+  // slice_of keeps j within kMaxSlices (the last slice's end, exactly).
+  raw_.resize(std::min<std::size_t>(kMaxSlices + 1, std::max(j + 1, 2 * raw_.size())));
   return raw_[j];
+}
+
+void TimeSeriesCollector::too_many_slices(const std::string& reason) const {
+  throw InputError("", 0, "report.slice_duration_s",
+                   shortest(slice_.seconds()) + " s makes " + reason + "; at most " +
+                       std::to_string(kMaxSlices));
 }
 
 std::size_t TimeSeriesCollector::slice_of(std::int64_t t) {
   // Most instants fall in the slice of the one before.
   if (static_cast<std::uint64_t>(t - cached_start_) < static_cast<std::uint64_t>(cached_width_)) {
     return cached_slice_;
+  }
+  // An instant past kMaxSlices slices makes the run longer than that: refused
+  // now, before the slices grow (compute would refuse it at the end).
+  if (t > 0 && (t / slice_ns_ > static_cast<std::int64_t>(kMaxSlices) ||
+                (t / slice_ns_ == static_cast<std::int64_t>(kMaxSlices) && t % slice_ns_ != 0))) {
+    too_many_slices("more than " + std::to_string(kMaxSlices) + " slices of a run reaching " +
+                    shortest(static_cast<double>(t) / 1e9) + " s");
   }
   const auto j =
       static_cast<std::size_t>(std::min<std::int64_t>(t <= 0 ? 0 : t / slice_ns_, kMaxSlices));
@@ -270,10 +284,8 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
   const std::uint64_t count =
       std::max<std::uint64_t>(1, static_cast<std::uint64_t>(end_ns / s + (end_ns % s != 0)));
   if (count > kMaxSlices) {
-    throw InputError("", 0, label,
-                     shortest(slice_.seconds()) + " s makes " + std::to_string(count) +
-                         " slices of a run of " + shortest(end.seconds()) + " s; at most " +
-                         std::to_string(kMaxSlices));
+    too_many_slices(std::to_string(count) + " slices of a run of " + shortest(end.seconds()) +
+                    " s");
   }
   computed_ = true;
   sweep(std::nullopt);

@@ -155,6 +155,11 @@ class TimeSeriesCollector : public RequestObserver, public ServerObserver {
   bool handovers_ = false;
   Raw& raw(std::size_t j) { return j < raw_.size() ? raw_[j] : grow(j); }
   Raw& grow(std::size_t j);
+  // Throws the InputError naming report.slice_duration_s: the slice makes
+  // `reason` (e.g. "N slices of a run of T s").
+  [[noreturn]] void too_many_slices(const std::string& reason) const;
+  // The slice of instant t (kMaxSlices at most); throws when t lies past
+  // kMaxSlices slices.
   std::size_t slice_of(std::int64_t t);
   // `unit` busy over [a, b) ns.
   void add_busy(std::uint32_t unit, std::int64_t a, std::int64_t b);

@@ -7,9 +7,11 @@
 #include <unordered_map>
 
 #include "core/input_error.hpp"
+#include "core/json_number.hpp"
 #include "core/percentiles.hpp"
 #include "model/replica_class.hpp"
 #include "model/step_cost.hpp"
+#include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
 #include "report/number_format.hpp"
 #include "request/synthetic_request_generator.hpp"
@@ -401,20 +403,8 @@ std::string idle_bound_reason(const Settings& settings, const Trace& trace, cons
   const auto prefill_s = [&](std::int64_t prompt, std::int64_t cached) {
     double fastest = std::numeric_limits<double>::infinity();
     for (std::size_t c = 0; c < classes.size(); ++c) {
-      std::int64_t remaining = prompt - cached;
-      std::int64_t computed = cached;
-      double t = 0;
-      while (remaining > 0) {
-        const std::int64_t n = std::min(remaining, classes[c].max_num_batched_tokens);
-        StepWork w;
-        w.prefill_tokens = static_cast<std::uint64_t>(n);
-        w.prefill_pairs = static_cast<std::uint64_t>(n * computed + n * (n + 1) / 2);
-        w.expert_tokens = static_cast<std::uint64_t>(n);
-        t += costs[c].duration(w).seconds();
-        computed += n;
-        remaining -= n;
-      }
-      fastest = std::min(fastest, t);
+      fastest = std::min(fastest, idle_prefill_seconds(costs[c], prompt,
+                                                       classes[c].max_num_batched_tokens, cached));
     }
     return fastest;
   };
@@ -491,7 +481,7 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
     out[search.knob] = capacity_value_json(search, p.value);
     for (const std::string& key : search.target.keys()) {
       const std::optional<double> value = p.summary.get(key);
-      out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+      out[key] = json_number(value);
     }
     return out;
   };
@@ -522,7 +512,7 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
     step["met"] = p.met;
     for (const std::string& key : search.target.keys()) {
       const std::optional<double> value = p.summary.get(key);
-      step[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+      step[key] = json_number(value);
     }
     out["steps"].push_back(step);
   }
@@ -532,7 +522,7 @@ nlohmann::ordered_json capacity_to_json(const CapacitySearch& search,
 std::string capacity_csv(const CapacitySearch& search, const std::vector<std::string>& modes,
                          const std::vector<CapacityResult>& results,
                          const std::vector<std::string>& figure_keys) {
-  std::string out = "mode,run," + search.knob + ",met";
+  std::string out = "mode,run," + csv_field(search.knob) + ",met";
   for (const std::string& key : figure_keys)
     out += "," + key;
   out += '\n';

@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "core/input_error.hpp"
+#include "core/json_number.hpp"
 #include "model/replica_class.hpp"
+#include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
 #include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
@@ -344,7 +346,7 @@ nlohmann::ordered_json fleet_search_to_json(const FleetSearch& search,
     for (const std::string& key : keys) {
       if (!holds(p.summary, key)) continue;  // a fixed-count run without a bill
       const std::optional<double> value = figure_value(p.summary, key);
-      out[key] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+      out[key] = json_number(value);
     }
   };
   nlohmann::ordered_json out;
@@ -383,7 +385,7 @@ std::string fleet_search_csv(const FleetSearch& search, const std::vector<std::s
                              const std::vector<std::string>& figure_keys) {
   std::string out = "mode,run";
   for (const FleetSearchClass& c : search.classes)
-    out += "," + c.name;
+    out += "," + csv_field(c.name);
   out += ",usd_per_hour,met,front";
   for (const std::string& key : figure_keys)
     out += "," + key;

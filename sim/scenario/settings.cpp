@@ -76,6 +76,19 @@ std::string text(const json& v, const std::string& source, const std::string& la
   return v.get<std::string>();
 }
 
+// Seconds of a duration a run adds to its instants (BATCHING.md section
+// 13.1): at most kLongestDurationS.
+double longest_duration(const json& v, const std::string& source, const std::string& label) {
+  const double x = at_least(v, 0, source, label);
+  if (x > kLongestDurationS) {
+    bad(source, label,
+        "must be at most 1e9 s (about 31.7 years, so that the run's instants stay on the "
+        "nanosecond clock, which ends at 2^63 ns, about 292 years), got " +
+            shown(v));
+  }
+  return x;
+}
+
 // Seconds that must also fit the nanosecond clock.
 double seconds(const json& v, const std::string& source, const std::string& label) {
   const double x = at_least(v, 0, source, label);
@@ -240,6 +253,9 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
     }
     if (a.contains("interval_s") && !(number(a["interval_s"], src, as + ".interval_s") > 0)) {
       bad(src, as + ".interval_s", "must be greater than 0, got " + shown(a["interval_s"]));
+    }
+    for (const char* k : {"interval_s", "startup_s", "scale_down_delay_s"}) {
+      if (a.contains(k)) longest_duration(a[k], src, as + "." + k);
     }
     if (a.contains("target_requests") &&
         !(number(a["target_requests"], src, as + ".target_requests") > 0)) {
@@ -549,7 +565,11 @@ const Table& table() {
           s.batching.kv_link_gbps = gbps;
         },
         [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_gbps); }}},
-      {"batching.kv_link_latency_s", batching_real(&BatchingKnobs::kv_link_latency_s)},
+      {"batching.kv_link_latency_s",
+       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
+          s.batching.kv_link_latency_s = longest_duration(v, src, l);
+        },
+        [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_latency_s); }}},
       {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
       {"batching.replay_turns", batching_switch(&BatchingKnobs::replay_turns)},
       {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
@@ -998,24 +1018,59 @@ void validate_settings(const Settings& s, const std::string& source) {
   if (s.fleet && presets_loaded) fleet_classes(s);
 }
 
-void check_batching_memory(const BatchingKnobs& k, const std::string& source) {
-  // Every replica's block table exists from the start (the identity maps
-  // grow with use): refused before anything is built when it alone would not
-  // fit the machine's memory, rather than failing seconds later.
+namespace {
+
+// Every replica's block table exists from its start (the identity maps grow
+// with use): `replicas` replicas of `kv_blocks` blocks need this many bytes
+// before they hold anything.
+double block_table_bytes(std::int64_t replicas, std::int64_t kv_blocks) {
   constexpr double kBytesPerReplica = 4096;  // its scheduler, queues and map's first table
-  const double bytes =
-      static_cast<double>(k.replicas) *
-      (static_cast<double>(k.kv_blocks + 1) * KvBlockPool::kBytesPerBlock + kBytesPerReplica);
-  const double machine =
-      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  return static_cast<double>(replicas) *
+         (static_cast<double>(kv_blocks + 1) * KvBlockPool::kBytesPerBlock + kBytesPerReplica);
+}
+
+double machine_bytes() {
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+         static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  return text;
+}
+
+}  // namespace
+
+void check_batching_memory(const BatchingKnobs& k, const std::string& source) {
+  // Refused before anything is built when the block tables alone would not
+  // fit the machine's memory, rather than failing seconds later.
+  const double bytes = block_table_bytes(k.replicas, k.kv_blocks);
+  const double machine = machine_bytes();
   if (machine > 0 && bytes > machine) {
-    char text[256];
-    std::snprintf(text, sizeof(text),
-                  "%lld replicas of %lld KV blocks need %.1f GiB for their block tables alone, "
-                  "more than this machine's %.1f GiB: fewer replicas or blocks",
-                  static_cast<long long>(k.replicas), static_cast<long long>(k.kv_blocks),
-                  bytes / (1024.0 * 1024 * 1024), machine / (1024.0 * 1024 * 1024));
-    bad(source, "batching.replicas (--replicas), batching.kv_blocks (--kv-blocks)", text);
+    bad(source, "batching.replicas (--replicas), batching.kv_blocks (--kv-blocks)",
+        std::to_string(k.replicas) + " replicas of " + std::to_string(k.kv_blocks) +
+            " KV blocks need " + gib(bytes) + " for their block tables alone, more than this " +
+            "machine's " + gib(machine) + ": fewer replicas or blocks");
+  }
+}
+
+void check_fleet_memory(const std::vector<ReplicaClass>& classes, const std::string& source) {
+  // As check_batching_memory, over every slot of every class (an autoscaled
+  // class may start all of its maximum).
+  double bytes = 0;
+  std::string each;
+  for (const ReplicaClass& c : classes) {
+    bytes += block_table_bytes(c.slots(), c.knobs.kv_blocks);
+    each += (each.empty() ? "" : ", ") + c.name + ": " + std::to_string(c.slots()) + " of " +
+            std::to_string(c.knobs.kv_blocks) + " KV blocks";
+  }
+  const double machine = machine_bytes();
+  if (machine > 0 && bytes > machine) {
+    bad(source, "batching.fleet",
+        "its replica slots (" + each + ") need " + gib(bytes) +
+            " for their block tables alone, more than this machine's " + gib(machine) +
+            ": fewer replicas (autoscale.max) or blocks");
   }
 }
 
@@ -1289,6 +1344,23 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
   if (slots > 1'000'000) {
     bad(src, "batching.fleet",
         "holds " + std::to_string(slots) + " replica slots; at most 1000000");
+  }
+  check_fleet_memory(classes, src);
+  // Section 13.1: the transfer of the longest prompt a request may have
+  // (max_model_len tokens) takes at most as long as a duration setting.
+  if (classes.front().role != Role::kBoth) {
+    const BatchingKnobs& k = base.batching;  // the fleet's, its presets' kv_bytes_per_token too
+    const double xfer_s = k.kv_link_latency_s + static_cast<double>(len) * k.kv_bytes_per_token *
+                                                    8 / (k.kv_link_gbps * 1e9);
+    if (!(xfer_s <= kLongestDurationS)) {
+      char text[320];
+      std::snprintf(text, sizeof(text),
+                    "a transfer of max_model_len (%lld) tokens would take %.3g s, more than the "
+                    "1e9 s (about 31.7 years) a duration may last on the nanosecond clock: fewer "
+                    "bytes a token or a faster link",
+                    static_cast<long long>(len), xfer_s);
+      bad(src, "batching.kv_bytes_per_token, batching.kv_link_gbps", text);
+    }
   }
   if (settings.batching.lockstep && classes.front().role != Role::kBoth) {
     bad(src, "batching.lockstep, batching.fleet",

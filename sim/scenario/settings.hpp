@@ -136,6 +136,9 @@ std::vector<std::string> settings_file_keys(const std::string& path);
 // InputError naming batching.replicas and batching.kv_blocks when they alone
 // would not fit (validate_settings calls it).
 void check_batching_memory(const BatchingKnobs& knobs, const std::string& source);
+// The same for a fleet, summed over every class's slots: an InputError naming
+// batching.fleet and each class's slots and blocks (fleet_classes calls it).
+void check_fleet_memory(const std::vector<ReplicaClass>& classes, const std::string& source);
 
 void validate_settings(const Settings& settings, const std::string& source);
 

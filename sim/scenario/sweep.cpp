@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/input_error.hpp"
+#include "report/csv_field.hpp"
 #include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
 
@@ -328,7 +329,7 @@ std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& b
 std::string sweep_csv_header(const Sweep& sweep, const Settings& base) {
   std::string out = "mode";
   for (const SweepAxis& axis : sweep.axes)
-    out += "," + axis.name;
+    out += "," + csv_field(axis.name);
   for (const std::string& key : sweep_figure_keys(sweep, base))
     out += "," + key;
   out += '\n';
@@ -356,7 +357,7 @@ std::string sweep_csv_rows(const Sweep& sweep, const std::vector<std::string>& f
   std::string values;
   const std::vector<std::size_t> at = sweep.coordinates(point.index);
   for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
-    values += "," + sweep_value_text(sweep.axes[a].values[at[a]]);
+    values += "," + csv_field(sweep_value_text(sweep.axes[a].values[at[a]]));
   }
   std::string out;
   for (const SweepModeSummary& mode : point.modes) {

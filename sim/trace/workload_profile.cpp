@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/json_number.hpp"
 #include "core/percentiles.hpp"
 
 namespace infersim {
@@ -117,10 +118,6 @@ std::optional<BlockReuse> block_reuse(const Trace& trace) {
   return out;
 }
 
-nlohmann::ordered_json optional_json(const std::optional<double>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
 nlohmann::ordered_json token_json(const TokenStats& stats) {
   nlohmann::ordered_json out;
   out["mean"] = stats.mean;
@@ -184,14 +181,14 @@ nlohmann::ordered_json workload_profile_to_json(const WorkloadProfile& p) {
   nlohmann::ordered_json out;
   out["requests"] = p.requests;
   out["span_s"] = p.span_s;
-  out["mean_rate_rps"] = optional_json(p.mean_rate_rps);
+  out["mean_rate_rps"] = json_number(p.mean_rate_rps);
   out["peak_per_second"] = p.peak_per_second;
   out["peak_per_minute"] = p.peak_per_minute;
-  out["interarrival_cv"] = optional_json(p.interarrival_cv);
-  out["longest_gap_s"] = optional_json(p.longest_gap_s);
-  out["index_of_dispersion_1s"] = optional_json(p.index_of_dispersion_1s);
-  out["index_of_dispersion_10s"] = optional_json(p.index_of_dispersion_10s);
-  out["index_of_dispersion_60s"] = optional_json(p.index_of_dispersion_60s);
+  out["interarrival_cv"] = json_number(p.interarrival_cv);
+  out["longest_gap_s"] = json_number(p.longest_gap_s);
+  out["index_of_dispersion_1s"] = json_number(p.index_of_dispersion_1s);
+  out["index_of_dispersion_10s"] = json_number(p.index_of_dispersion_10s);
+  out["index_of_dispersion_60s"] = json_number(p.index_of_dispersion_60s);
   out["input_tokens"] = token_json(p.input_tokens);
   out["output_tokens"] = token_json(p.output_tokens);
   if (p.blocks) {

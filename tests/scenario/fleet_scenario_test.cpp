@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
+#include "trace/csv_rows.hpp"
 
 namespace infersim {
 namespace {
@@ -43,6 +44,48 @@ class FleetRun : public ::testing::Test {
   std::filesystem::path dir_;
   std::string trace_;
 };
+
+// A class's name is the user's word: one holding a comma and quotes is
+// quoted as RFC 4180 says wherever it lands in a CSV, so that an RFC 4180
+// reader finds the header's number of fields on every row, and the name.
+TEST_F(FleetRun, AClassNamedWithACommaAndQuotesKeepsEveryCsvRowWhole) {
+  const std::string name = "a,\"b\"";
+  const char* settings = R"({"server": {"kind": "batching"},
+ "batching": {"kv_blocks": 4000, "fleet": [
+   {"name": "a,\"b\"", "price_per_gpu_hour": 2},
+   {"name": "c", "price_per_gpu_hour": 1}]}})";
+  const test::CliResult r = run(settings, "named", {"--recorded"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const test::CliResult search =
+      test::run_cli({"capacity", "--settings",  (dir_ / "named.json").string(),
+                     "--trace",  trace_,        "--plots",
+                     "none",     "--output",    (dir_ / "cap").string(),
+                     "--min",    "0",           "--max",
+                     "1",        "--target",    "ttft_p99_s<=1000",
+                     "--vary",   "fleet",       "--modes",
+                     "recorded", "--exhaustive"});
+  ASSERT_EQ(search.status, 0) << search.err;
+  for (const auto& [path, column] : {std::pair{dir_ / "named" / "requests.csv", "replica_class"},
+                                     std::pair{dir_ / "cap" / "capacity.csv", ""}}) {
+    const std::string bytes = test::read_file(path);
+    CsvRows rows(bytes, path.string());
+    std::vector<std::string_view> fields;
+    ASSERT_TRUE(rows.next(fields)) << path;
+    const std::vector<std::string> header(fields.begin(), fields.end());
+    const auto at = std::find(header.begin(), header.end(), *column ? column : name);
+    ASSERT_NE(at, header.end()) << path;
+    std::size_t read = 0, named = 0;
+    while (rows.next(fields)) {
+      ++read;
+      ASSERT_EQ(fields.size(), header.size()) << path << " line " << rows.line();
+      named += *column && fields[static_cast<std::size_t>(at - header.begin())] == name;
+    }
+    EXPECT_GT(read, 0u) << path;
+    if (*column) {
+      EXPECT_GT(named, 0u) << "no request served by class " << name;
+    }
+  }
+}
 
 TEST_F(FleetRun, WritesTheBillTheClassesAndEachRequestsClass) {
   const test::CliResult r = run(kFleet, "fleet", {"--recorded"});

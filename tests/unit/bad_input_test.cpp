@@ -154,6 +154,19 @@ void PrintTo(const BadSettings& c, std::ostream* os) {
   *os << c.label;
 }
 
+// A batching run of one autoscaled class, its autoscale object holding `extra`.
+std::string autoscaled(const std::string& extra) {
+  return R"({"server": {"kind": "batching"}, "batching": {"fleet": [{"name": "a", )"
+         R"("autoscale": {"min": 1, "max": 2, )" +
+         extra + "}}]}}";
+}
+
+// A disaggregated fleet, the batching section holding `extra` too.
+std::string split(const std::string& extra) {
+  return R"({"server": {"kind": "batching"}, "batching": {)" + extra +
+         R"(, "fleet": [{"name": "p", "role": "prefill"}, {"name": "d", "role": "decode"}]}})";
+}
+
 class BadSettingsFile : public ::testing::TestWithParam<BadSettings> {};
 
 TEST_P(BadSettingsFile, IsRefusedNamingTheFileAndKey) {
@@ -185,7 +198,28 @@ INSTANTIATE_TEST_SUITE_P(
                     "{\"server\": {\"kind\": \"edge\",\n \"cores\": 1e999}}", "",
                     "s.json:2: server.cores: number overflow parsing '1e999'"},
         BadSettings{"SyntaxError", "{\"server\": {\"cores\": 2,\n}}\n", "", "syntax error"},
-        BadSettings{"Empty", "", "", ""}),
+        BadSettings{"Empty", "", "", ""},
+        // BATCHING.md section 13.1: durations and transfers that the
+        // nanosecond clock cannot hold.
+        BadSettings{"AutoscaleIntervalBeyondTheClock", autoscaled(R"("interval_s": 1e10)"),
+                    "batching.fleet[0].autoscale.interval_s", "must be at most 1e9 s"},
+        BadSettings{"AutoscaleStartupBeyondTheClock", autoscaled(R"("startup_s": 1e10)"),
+                    "batching.fleet[0].autoscale.startup_s", "must be at most 1e9 s"},
+        BadSettings{"AutoscaleDelayBeyondTheClock", autoscaled(R"("scale_down_delay_s": 9e9)"),
+                    "batching.fleet[0].autoscale.scale_down_delay_s", "must be at most 1e9 s"},
+        BadSettings{"KvLinkLatencyBeyondTheClock", split(R"("kv_link_latency_s": 1e10)"),
+                    "batching.kv_link_latency_s", "must be at most 1e9 s"},
+        BadSettings{"KvLinkTooSlowForTheLongestPrompt", split(R"("kv_link_gbps": 1e-300)"),
+                    "batching.kv_bytes_per_token, batching.kv_link_gbps",
+                    "a transfer of max_model_len (131072) tokens would take"},
+        BadSettings{"KvBytesTooManyForTheLongestPrompt", split(R"("kv_bytes_per_token": 1e300)"),
+                    "batching.kv_bytes_per_token, batching.kv_link_gbps", "more than the 1e9 s"},
+        // A class at the most replicas a class may have, of the default
+        // blocks: refused by the same memory estimate as --replicas.
+        BadSettings{"FleetBeyondTheMachinesMemory",
+                    R"({"server": {"kind": "batching"}, "batching": {"fleet": [)"
+                    R"({"name": "big", "replicas": 1000000}]}})",
+                    "batching.fleet", "its replica slots (big: 1000000 of 31250 KV blocks) need"}),
     [](const auto& info) { return info.param.label; });
 
 // Flags: the flag first, then what is wrong and what would be right.
@@ -247,6 +281,17 @@ TEST(BadCosts, PastTheClockNameTheirKnobs) {
       {{"--time-scale", "1e300", "--mode", "recorded"},
        "run.time_scale",
        "past the 8e9 s (about 253 years) an arrival may reach"},
+      {{"--server", "batching", "--step-base-s", "1e300"},
+       "batching.step_base_s, batching.step_prefill_token_s, batching.step_prefill_pair_s, "
+       "batching.step_decode_token_s, batching.step_decode_context_s, batching.step_weights_s, "
+       "batching.step_expert_s",
+       "would take 1e+300 s, more than the 1e9 s a duration may last"},
+      {{"--server", "batching", "--step-base-s", "9e8", "--mode", "recorded", "--slice-duration",
+        "1e9"},
+       "batching.step_base_s, batching.step_prefill_token_s, batching.step_prefill_pair_s, "
+       "batching.step_decode_token_s, batching.step_decode_context_s, batching.step_weights_s, "
+       "batching.step_expert_s",
+       "the run reaches past the end of the nanosecond clock"},
   };
   const fs::path dir = test::fresh_dir("past_the_clock");
   const std::string trace =

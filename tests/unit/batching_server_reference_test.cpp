@@ -444,9 +444,10 @@ class Reference {
       }
     }
     const auto current = static_cast<std::int64_t>(starting.size() + active.size());
-    const auto wanted =
-        static_cast<std::int64_t>(std::ceil(static_cast<double>(load) / a.target_requests));
-    const std::int64_t desired = std::min(a.max, std::max(a.min, wanted));
+    // min(max, max(min, ceil(load / target))) in IEEE double (section 13.3).
+    const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
+    const auto desired = static_cast<std::int64_t>(
+        std::min(static_cast<double>(a.max), std::max(static_cast<double>(a.min), wanted)));
     window_[c].push_back({t, desired});
     if (desired > current) {
       for (std::size_t j = 0; j < absent.size() && j < static_cast<std::size_t>(desired - current);

@@ -208,6 +208,15 @@ TEST_F(CapacityCommand, RefusesAnUnknownCapacityKeyAndExplainsAFigureNotThere) {
   EXPECT_EQ(typo.status, 2);
   EXPECT_THAT(typo.err,
               HasSubstr("search.json: capacity.targte: unknown key (did you mean 'target'?)"));
+  // A bad value of the section is told of its key in the file, not of a flag.
+  const std::string bad_target =
+      test::write_file(dir_ / "target.json",
+                       R"({"capacity": {"vary": "cores", "target": "success_rate>>1"}})")
+          .string();
+  const auto target = capacity({"--settings", bad_target});
+  EXPECT_EQ(target.status, 2);
+  EXPECT_THAT(target.err, HasSubstr("target.json: capacity.target: "));
+  EXPECT_THAT(target.err, ::testing::Not(HasSubstr("--target")));
   const auto goodput = capacity({"--vary", "cores", "--target", "good_request_fraction>=0.9"});
   EXPECT_EQ(goodput.status, 2);
   EXPECT_THAT(goodput.err, HasSubstr("'good_request_fraction' is a figure only of a run given "

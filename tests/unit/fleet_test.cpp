@@ -4,6 +4,7 @@
 // different speed, and invariants over random fleets and loads.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "core/random.hpp"
 #include "model/batching_server.hpp"
+#include "test_support.hpp"
 #include "unit/server_harness.hpp"
 
 namespace infersim {
@@ -132,6 +134,78 @@ TEST(Fleet, AutoscaleHeldAtOneCountIsAFixedFleet) {
   expect_same_requests(plain_run, fleet_run);
   EXPECT_EQ(usage_figure(u, "scale_ups"), 0);
   EXPECT_EQ(usage_figure(u, "scale_downs"), 0);
+}
+
+// BATCHING.md section 13.1: each duration fits the clock, but a run may still
+// reach its end; the next evaluation past it is refused naming the knob, not
+// scheduled at a wrapped-around instant.
+TEST(Fleet, AnEvaluationPastTheClocksEndNamesTheInterval) {
+  ReplicaClass cls;
+  cls.name = "gpu";
+  cls.knobs = small(2000);
+  cls.autoscale = Autoscale{};
+  cls.autoscale->max = 2;
+  cls.autoscale->interval = Duration::ns(1'000'000'000'000'000'000);  // 10^9 s
+  BatchingServer server(cls.knobs, {cls});
+  ServerHarness harness(server);
+  // An arrival at 9.1 * 10^18 ns keeps evaluations going to 9 * 10^18 ns,
+  // whose next would be at 10^19 ns > 2^63 - 1.
+  const std::string what =
+      test::error_of([&] { harness.run({fed(9'100'000'000'000'000'000, 4, 2)}); });
+  EXPECT_NE(what.find("batching.fleet (class gpu).autoscale.interval_s: the run reaches past the "
+                      "end of the nanosecond clock"),
+            std::string::npos)
+      << what;
+}
+
+// Section 13.3: desired = min(max, max(min, ceil(load / target))) in double.
+// A tiny target makes load / target infinite for any load: desired is the
+// maximum, so the first evaluation with a request held starts every slot.
+TEST(Fleet, ATinyTargetWantsTheMaximum) {
+  ReplicaClass cls;
+  cls.name = "gpu";
+  cls.knobs = small(2000);
+  cls.autoscale = Autoscale{};
+  cls.autoscale->max = 3;
+  cls.autoscale->interval = Duration::ns(1'000'000'000);
+  cls.autoscale->target_requests = 1e-300;
+  cls.autoscale->startup = Duration::zero();
+  BatchingServer server(cls.knobs, {cls});
+  ServerHarness harness(server);
+  // Held from 0 to about 2.04 s: the evaluation at 1 s sees a load of 1.
+  harness.run({fed(0, 4, 2001)});
+  const ServerUsage u = server.usage(harness.end);
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 2);
+  EXPECT_EQ(usage_figure(u, "peak_replicas"), 3);
+}
+
+// An evaluation every 10 us under a 300 s stabilization delay: 300,000
+// evaluations in 3 s, each with every earlier one in its window. Rescanning
+// the window each time reads 4.5 * 10^10 entries (minutes); as a sliding
+// maximum each evaluation costs O(1) amortized (well under a second).
+TEST(Fleet, ALongDelayAtAShortIntervalStaysLinear) {
+  ReplicaClass cls;
+  cls.name = "gpu";
+  cls.knobs = small(2000);
+  cls.autoscale = Autoscale{};
+  cls.autoscale->max = 4;
+  cls.autoscale->interval = Duration::ns(10'000);
+  cls.autoscale->target_requests = 1;
+  cls.autoscale->startup = Duration::zero();
+  cls.autoscale->scale_down_delay = Duration::ns(300'000'000'000);
+  BatchingServer server(cls.knobs, {cls});
+  ServerHarness harness(server);
+  const auto begin = std::chrono::steady_clock::now();
+  harness.run(
+      {fed(0, 4, 2001), fed(0, 4, 2001), fed(1'000'000'000, 4, 2001), fed(3'000'000'000, 4, 1)});
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_LT(wall_s, 5.0);
+  const ServerUsage u = server.usage(harness.end);
+  // Up to 2, then 3 at 1 s; the delay outlasts the run: never down.
+  EXPECT_EQ(usage_figure(u, "scale_ups"), 2);
+  EXPECT_EQ(usage_figure(u, "scale_downs"), 0);
+  EXPECT_GE(harness.end, SimTime::ns(3'000'000'000));
 }
 
 // Worked by hand. One class: 1 replica at 0, autoscaled from 1 to 2 every

@@ -89,6 +89,25 @@ TEST(StepCost, ExpertsReadGrowWithTheTokensAndSaturate) {
   EXPECT_EQ(dense.units({0, 0, 16, 0, 16, 1})[kStepExpert], 0);
 }
 
+// Section 5's Q of a chunk: its tokens attend to the request's earlier ones
+// and to the chunk's own up to themselves.
+TEST(StepCost, PrefillPairsOfAChunkCountItsEarlierTokens) {
+  EXPECT_EQ(prefill_pairs(0, 1), 1u);
+  EXPECT_EQ(prefill_pairs(0, 4), 10u);  // 1 + 2 + 3 + 4
+  EXPECT_EQ(prefill_pairs(8, 2), 19u);  // 2 * 8 + 1 + 2
+  EXPECT_EQ(prefill_pairs(0, 8192), 33558528u);
+}
+
+// A 10-token prompt alone in steps of at most 4 tokens: chunks of 4, 4 and
+// 2 tokens with 10, 26 and 19 pairs, each step rounded to ns as the
+// scheduler's: 1,014,000 + 1,030,000 + 1,021,000 ns.
+TEST(StepCost, AnIdlePrefillIsItsChunksSteps) {
+  StepCost c;
+  c.coefficients = {0.001, 1e-6, 1e-6, 0, 0, 0, 0};
+  EXPECT_DOUBLE_EQ(idle_prefill_seconds(c, 10, 4), 0.001014 + 0.001030 + 0.001021);
+  EXPECT_DOUBLE_EQ(idle_prefill_seconds(c, 10, 8192), 0.001 + 10e-6 + 55e-6);
+}
+
 TEST(StepCost, KnobsAndCoefficientsGoBothWays) {
   BatchingKnobs k;
   const StepCoefficients c = {1, 2, 3, 4, 5, 6, 7};

@@ -202,6 +202,18 @@ TEST(TimeSeries, AnInstantInTheQueueDoesNotCount) {
 // A step is its replica's busy time (ServerObserver::on_step): the same
 // busy figures as those spans told by on_busy, one of them across a slice's
 // edge.
+// A slice too fine for the run is refused at the first instant past the
+// limit, before the slices grow to it (not at the end, after a million).
+TEST(TimeSeries, AnInstantPastTheMostSlicesIsRefusedAtOnce) {
+  TimeSeriesCollector c(Duration::ns(1000));
+  const std::string what = test::error_of([&] {
+    c.on_busy(0, SimTime::zero(), SimTime::ns(static_cast<std::int64_t>(1000 * kMaxSlices + 1)));
+  });
+  EXPECT_NE(what.find("report.slice_duration_s: "), std::string::npos) << what;
+  EXPECT_NE(what.find(" s makes more than 1000000 slices of a run reaching "), std::string::npos)
+      << what;
+}
+
 TEST(TimeSeries, AStepCountsAsItsReplicasBusyTime) {
   TimeSeriesCollector spans(Duration::from_seconds(10)), steps(Duration::from_seconds(10));
   const std::vector<std::tuple<std::uint32_t, double, double>> busy = {
