@@ -136,6 +136,20 @@ double non_negative(const json& v, const std::string& source, const std::string&
   return at_least(v, 0, source, label);
 }
 
+// A power (W), a price ($ a GPU-hour) or a radio's energy a bit (nJ): at most
+// 10^9, so that a run's energy and bill (their products with up to 2^63 ns and
+// a million replicas) stay finite numbers, not infinities written as null.
+double bounded_amount(const json& v, const std::string& source, const std::string& label) {
+  const double x = at_least(v, 0, source, label);
+  if (x > 1e9) {
+    bad(source, label,
+        "must be at most 1e9 (a larger one carries the run's energy or cost past what a "
+        "number holds), got " +
+            shown(v));
+  }
+  return x;
+}
+
 using Check = double (*)(const json&, const std::string&, const std::string&);
 
 KeySpec real_key(double Settings::*member, Check check) {
@@ -346,9 +360,9 @@ KeySpec batching_count(std::int64_t BatchingKnobs::*member, std::int64_t max,
 }
 
 // A cost or a power of the batching knobs: finite, at least 0.
-KeySpec batching_real(double BatchingKnobs::*member) {
+KeySpec batching_real(double BatchingKnobs::*member, Check check = non_negative) {
   return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.batching.*member = at_least(v, 0, src, l);
+            s.batching.*member = check(v, src, l);
           },
           [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
 }
@@ -478,8 +492,8 @@ const Table& table() {
       {"server.kind", choice_key(&Settings::server_kind, server_kind_names())},
       {"server.cores", count_key(&Settings::cores, 1, 1'000'000)},
       {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
-      {"server.idle_power_w", real_key(&Settings::idle_power_w, non_negative)},
-      {"server.max_power_w", real_key(&Settings::max_power_w, non_negative)},
+      {"server.idle_power_w", real_key(&Settings::idle_power_w, bounded_amount)},
+      {"server.max_power_w", real_key(&Settings::max_power_w, bounded_amount)},
       {"batching.replicas",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           // null: not set (a fleet's settings.json writes it so).
@@ -541,8 +555,8 @@ const Table& table() {
       {"batching.moe_active_experts",
        batching_count(&BatchingKnobs::moe_active_experts, 1'000'000, 0)},
       {"batching.step_roofline", batching_switch(&BatchingKnobs::step_roofline)},
-      {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w)},
-      {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w)},
+      {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w, bounded_amount)},
+      {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w, bounded_amount)},
       {"batching.decode_router",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           const std::string name = text(v, src, l);
@@ -574,7 +588,7 @@ const Table& table() {
       {"batching.replay_turns", batching_switch(&BatchingKnobs::replay_turns)},
       {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
       {"batching.gpus", count_key64(&Settings::gpus_per_replica, 1, 1'000'000)},
-      {"batching.price_per_gpu_hour", real_key(&Settings::price_per_gpu_hour, non_negative)},
+      {"batching.price_per_gpu_hour", real_key(&Settings::price_per_gpu_hour, bounded_amount)},
       {"batching.fleet",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           if (v.is_null()) {
@@ -591,8 +605,8 @@ const Table& table() {
           s.hops = hops_from(v, src, l);
         },
         [](const Settings& s) { return hops_to_json(s.hops); }}},
-      {"network.device_tx_nj_per_bit", real_key(&Settings::device_tx_nj_per_bit, non_negative)},
-      {"network.device_rx_nj_per_bit", real_key(&Settings::device_rx_nj_per_bit, non_negative)},
+      {"network.device_tx_nj_per_bit", real_key(&Settings::device_tx_nj_per_bit, bounded_amount)},
+      {"network.device_rx_nj_per_bit", real_key(&Settings::device_rx_nj_per_bit, bounded_amount)},
       {"trace.path",
        {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
           s.trace_path = text(v, src, l);

@@ -197,6 +197,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadSettings{"NumberBeyondADoubleNamesItsLineAndKey",
                     "{\"server\": {\"kind\": \"edge\",\n \"cores\": 1e999}}", "",
                     "s.json:2: server.cores: number overflow parsing '1e999'"},
+        BadSettings{"PowerPastAnyBound", R"({"server": {"max_power_w": 1e308}})",
+                    "server.max_power_w", "must be at most 1e9"},
         BadSettings{"SyntaxError", "{\"server\": {\"cores\": 2,\n}}\n", "", "syntax error"},
         BadSettings{"Empty", "", "", ""},
         // BATCHING.md section 13.1: durations and transfers that the
