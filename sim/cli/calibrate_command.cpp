@@ -135,6 +135,8 @@ int run_batching_calibrate(const po::variables_map& vm, std::ostream& out, std::
   Settings fitted = batching_fit_settings(settings, fit);
   fitted.trace_sha256.reset();
   fitted.trace_format = "auto";
+  // Fitted on a measured run: no preset's expected error applies to it.
+  fitted.preset_errors.clear();
   nlohmann::ordered_json document = settings_to_json(fitted);
   document["meta"]["calibrated_on_trace"] = {{"path", workload.trace.path},
                                              {"format", workload.trace.format},

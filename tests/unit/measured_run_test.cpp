@@ -477,6 +477,26 @@ TEST(MeasuredCalibration, ACalibratedFileRunsAnotherTraceAsItIs) {
   EXPECT_THAT(r.out, HasSubstr("mooncake-jsonl"));
 }
 
+// Costs fitted to a measured run are no longer a preset's: calibrating from
+// one writes no preset's expected error, and the file runs without its line.
+TEST(MeasuredCalibration, AFileFittedFromAPresetCarriesNoPresetError) {
+  const auto dir = fresh_dir("from_preset");
+  const std::string fit = (dir / "fit.json").string();
+  const test::CliResult c = test::run_cli(
+      {"calibrate", "--server", "batching", "--preset", "rtx-pro-6000-llama-3.1-8b", "--measured",
+       measured_path(kLlama), "--trace",
+       measured_path("workloads/sharegpt-llama-3.1-8b-300-sps10.jsonl"), "--output", fit});
+  ASSERT_EQ(c.status, 0) << c.err;
+  const nlohmann::json settings = nlohmann::json::parse(test::read_file(fit));
+  EXPECT_FALSE(settings["meta"].contains("presets_expected_error")) << settings["meta"].dump();
+  const test::CliResult r = test::run_cli(
+      {"run", "--settings", fit, "--trace",
+       measured_path("workloads/sharegpt-llama-3.1-8b-300-sps10.jsonl"), "--recorded", "--output",
+       (dir / "run").string(), "--plots", "none", "--per-request", "none"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Preset ")));
+}
+
 // calibrate --figures-weight: a number of 0 or more, for the batching
 // server only; the weight is said in the loss and kept in the settings'
 // meta.
