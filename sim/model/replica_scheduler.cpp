@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "model/step_cost.hpp"
+
 namespace infersim {
 
 ReplicaScheduler::ReplicaScheduler(std::uint32_t index, const BatchingKnobs& knobs,

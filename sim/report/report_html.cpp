@@ -379,7 +379,10 @@ std::string class_knobs_html(const ServerDescription& server) {
            html_escape(c.name + (c.role.empty() ? "" : " (" + c.role + ")")) + "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
-  for (const auto& [label, key] : rows) {
+  for (const auto& row : rows) {
+    // Named apart, not bound: a structured binding is not captured below.
+    const std::string& label = row.first;
+    const std::string& key = row.second;
     out += "<tr data-knob=\"" + html_escape(key) + "\"><th scope=\"row\">" + html_escape(label) +
            " <code>" + html_escape(key) + "</code></th>";
     for (const ClassDescription& c : server.classes) {

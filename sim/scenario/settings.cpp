@@ -1226,13 +1226,13 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
   const auto add_groups = [&](const std::string& who,
                               const std::vector<std::pair<std::string, std::string>>& rows) {
     std::vector<std::pair<std::string, std::string>> groups;
-    for (const auto& [source, text] : rows) {
+    for (const auto& row : rows) {
       auto it = std::find_if(groups.begin(), groups.end(),
-                             [&](const auto& g) { return g.first == source; });
+                             [&](const auto& g) { return g.first == row.first; });
       if (it == groups.end()) {
-        groups.emplace_back(source, text);
+        groups.push_back(row);
       } else {
-        it->second += ", " + text;
+        it->second += ", " + row.second;
       }
     }
     for (const auto& [source, text] : groups)
