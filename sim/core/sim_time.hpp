@@ -8,6 +8,13 @@
 
 namespace infersim {
 
+// The start of slice j of `slice_ns` nanoseconds each, saturated at the end
+// of the clock: the last slice of a run near it is cut short there.
+inline std::int64_t slice_start_ns(std::int64_t j, std::int64_t slice_ns) {
+  std::int64_t start = 0;
+  return __builtin_mul_overflow(j, slice_ns, &start) ? INT64_MAX : start;
+}
+
 // Throws the std::out_of_range of seconds_to_ns.
 [[noreturn]] void throw_outside_clock(double seconds);
 

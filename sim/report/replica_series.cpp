@@ -40,7 +40,7 @@ void ReplicaSeriesCollector::on_step(const StepRecord& step) {
   while (from < to && !over_) {
     const auto slice = static_cast<std::size_t>(from / slice_ns);
     const std::int64_t edge =
-        std::min<std::int64_t>(to, (static_cast<std::int64_t>(slice) + 1) * slice_ns);
+        std::min<std::int64_t>(to, slice_start_ns(static_cast<std::int64_t>(slice) + 1, slice_ns));
     hold(slice, step.replica, static_cast<double>(edge - from) * 1e-9, step);
     from = edge;
   }

@@ -98,8 +98,8 @@ void TimeSeriesCollector::add_busy(std::uint32_t unit, std::int64_t a, std::int6
   if (!unit_dynamic_w_.empty() && b > a) {
     // A fleet's busy energy, slice by slice.
     const std::int64_t s = slice_.count_ns();
-    for (std::int64_t j = a / s; j * s < b; ++j) {
-      const std::int64_t lo = std::max(a, j * s), hi = std::min(b, (j + 1) * s);
+    for (std::int64_t j = a / s; slice_start_ns(j, s) < b; ++j) {
+      const std::int64_t lo = std::max(a, j * s), hi = std::min(b, slice_start_ns(j + 1, s));
       add_dynamic(unit, static_cast<std::size_t>(std::min<std::int64_t>(j, kMaxSlices)), hi - lo);
     }
   }
@@ -304,10 +304,12 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
     const auto add = [&](std::int64_t from, std::int64_t to, std::vector<double>& into,
                          double weight) {
       if (to <= from) return;
-      for (std::int64_t j = from / s; j * s < to && static_cast<std::uint64_t>(j) < count; ++j) {
+      for (std::int64_t j = from / s;
+           slice_start_ns(j, s) < to && static_cast<std::uint64_t>(j) < count; ++j) {
         const std::int64_t lo = std::max(from, j * s);
-        const std::int64_t hi =
-            static_cast<std::uint64_t>(j) + 1 == count ? to : std::min(to, (j + 1) * s);
+        const std::int64_t hi = static_cast<std::uint64_t>(j) + 1 == count
+                                    ? to
+                                    : std::min(to, slice_start_ns(j + 1, s));
         into[static_cast<std::size_t>(j)] += weight * static_cast<double>(hi - lo);
       }
     };
