@@ -114,6 +114,15 @@ std::string money_text(double usd) {
 
 using Given = std::function<std::optional<std::string>(const char*)>;
 
+// A search's folder: its answers, its runs a row each and its settings.
+void write_capacity_folder(RunFolder& folder, const nlohmann::ordered_json& document,
+                           const std::string& csv, const nlohmann::ordered_json& settings) {
+  folder.create();
+  write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
+  write_file_atomically(folder.file("capacity.csv"), csv);
+  write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+}
+
 // The keys a settings file's capacity section may hold: the search's flags.
 const std::vector<std::string> kCapacityKeys = {"vary",      "target", "min",       "max",
                                                 "tolerance", "modes",  "exhaustive"};
@@ -251,11 +260,8 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
       {"target", search.target.text},    {"vary", "fleet"}, {"min", bounds[0]}, {"max", bounds[1]},
       {"exhaustive", search.exhaustive}, {"modes", modes}};
   add_meta(settings);
-  folder.create();
   const std::string csv = fleet_search_csv(search, modes, results, summary_keys(base));
-  write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
-  write_file_atomically(folder.file("capacity.csv"), csv);
-  write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  write_capacity_folder(folder, document, csv, settings);
   if (base.plots == "svg") {
     std::vector<CapacityPlotMode> plot_modes;
     for (std::size_t m = 0; m < modes.size(); ++m) {
@@ -435,11 +441,8 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
                             {"tolerance", search.tolerance},
                             {"modes", modes}};
     add_meta(settings);
-    folder.create();
     const std::string csv = capacity_csv(search, modes, results, summary_keys(base));
-    write_file_atomically(folder.file("capacity.json"), document.dump(2) + "\n");
-    write_file_atomically(folder.file("capacity.csv"), csv);
-    write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+    write_capacity_folder(folder, document, csv, settings);
     if (base.plots == "svg") {
       std::vector<CapacityPlotMode> plot_modes;
       for (std::size_t m = 0; m < modes.size(); ++m) {
