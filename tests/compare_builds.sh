@@ -7,11 +7,14 @@
 #                           [--reuse-before]
 #
 # Each example script of examples/CMakeLists.txt runs once a build into
-# DIR/before/NAME and DIR/after/NAME (its own checks run too: a failing example
-# fails the comparison); each `build/infersim ...` command of README.md runs
-# with --output DIR/SIDE/readme-N when it writes a folder. Every file of the two
-# trees is compared, and each command's console with the work folder's path
-# written as <OUT>. Run from the source tree; both binaries read its settings/
+# DIR/run/NAME, kept as DIR/before/NAME and DIR/after/NAME (its own checks run
+# too: a failing example fails the comparison); each `build/infersim ...`
+# command of README.md runs with --output DIR/run/readme-N when it writes a
+# folder. Both builds write to the same paths, so the files that name their
+# folder agree. Set aside: the instant a file was written (written_at, a page's
+# "written"), as <TIME>, and the lines that tell wall-clock time (a progress
+# line, "runs/s", "in 0.68 s"), which come and go with the machine's speed. Every file of the two trees
+# is compared, and each command's console. Run from the source tree; both binaries read its settings/
 # and trace/ files. --reuse-before keeps DIR/before from an earlier comparison
 # that completed (a redesign compared often against one baseline). Exit status
 # 0 only when nothing differs.
@@ -56,8 +59,8 @@ readme_commands() {
 }
 
 run_side() {
-  local side=$1 bin=$2 dir="$work/$1"
-  rm -rf "$dir" "$work/$side.done" && mkdir -p "$dir"
+  local side=$1 bin=$2 dir="$work/run"
+  rm -rf "$dir" "$work/$side" "$work/$side.done" && mkdir -p "$dir"
   for script in $examples; do
     local name
     name=$(basename "$(dirname "$script")")-$(basename "$script" .sh)
@@ -74,7 +77,9 @@ run_side() {
     [ -z "$only" ] || [ "$only" = "readme-$n" ] || continue
     local sub out=""
     sub=$(sed -E 's|.*build/infersim +([a-z]+).*|\1|' <<< "$command")
-    if "$bin" "$sub" --help 2>&1 | grep -qE '^ +--output arg'; then
+    local help
+    help=$("$bin" "$sub" --help 2>&1 || true)
+    if grep -qE '^ +--output arg' <<< "$help"; then
       out=" --output $dir/readme-$n"
     fi
     echo "compare_builds: $side: readme-$n: $command" >&2
@@ -83,9 +88,15 @@ run_side() {
       return 1
     fi
   done < <(readme_commands)
-  # The consoles name the work folder and the binary; both differ by side.
-  find "$dir" -maxdepth 1 -name '*.console' -print0 |
-    xargs -0 sed -i -e "s|$dir|<OUT>|g" -e "s|$bin|<INFERSIM>|g"
+  # The consoles name the binary, which differs by side; every text file may
+  # carry the instant it was written.
+  find "$dir" -maxdepth 1 -name '*.console' -print0 | xargs -0 sed -i -e "s|$bin|<INFERSIM>|g"
+  local clock='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z'
+  local timing='runs/s|points/s|replays in [0-9.]+ s|at this rate|points in [0-9.]+ s'
+  grep -rlIE "$clock|$timing" "$dir" | while read -r file; do
+    sed -i -E -e "s/$clock/<TIME>/g" -e "\\%$timing% d" "$file"
+  done
+  mv "$dir" "$work/$side"
   touch "$work/$side.done"
 }
 

@@ -51,7 +51,7 @@ std::string utc_now_iso() {
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kRunUsage =
     "usage: infersim run [DEVICES [DURATION_S [SEED]]] [options]\n"
     "       infersim sweep | merge | capacity | validate | inspect | calibrate | presets "
     "[options]\n"
@@ -342,7 +342,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
 int run_command_line(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-      out << kUsage;
+      out << kRunUsage;
       return args.empty() ? 2 : 0;
     }
     if (args[0] == "--version") {
@@ -371,7 +371,7 @@ int run_command_line(const std::vector<std::string>& args, std::ostream& out, st
                                         "calibrate", "presets", "--version", "--help"});
     err << "infersim: unknown command '" << args[0] << "'"
         << (near ? " (did you mean " + *near + "?)" : std::string()) << "\n"
-        << kUsage;
+        << kRunUsage;
     return 2;
   } catch (const InputError& e) {
     err << "infersim: " << e.what() << '\n';

@@ -2,163 +2,57 @@
 
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <optional>
 
 #include "core/input_error.hpp"
 
 namespace infersim {
 
+namespace {
+
+KnobFlag::Kind flag_kind(KnobText text) {
+  switch (text) {
+    case KnobText::kWhole:
+      return KnobFlag::kWhole;
+    case KnobText::kText:
+      return KnobFlag::kText;
+    case KnobText::kResolution:
+      return KnobFlag::kResolution;
+    case KnobText::kDuration:
+      return KnobFlag::kDuration;
+    case KnobText::kPercentiles:
+      return KnobFlag::kPercentiles;
+    case KnobText::kGoodput:
+      return KnobFlag::kGoodput;
+    case KnobText::kSwitch:
+      return KnobFlag::kSwitch;
+    case KnobText::kReal:
+      break;
+  }
+  return KnobFlag::kReal;
+}
+
+}  // namespace
+
 const std::vector<KnobFlag>& knob_flags() {
-  static const std::vector<KnobFlag> kFlags = {
-      {"devices", "run.devices", "devices issuing the requests in turn (50)", KnobFlag::kWhole},
-      {"duration", "run.duration_s",
-       "run length T in seconds (default: the last arrival rounded up to a minute)",
-       KnobFlag::kReal},
-      {"seed", "run.seed", "seed of the run's random streams (42)", KnobFlag::kWhole},
-      {"time-resolution", "run.time_resolution_s",
-       "arrival clock: exact, 1s, 10ms, ... or seconds (exact)", KnobFlag::kResolution},
-      {"time-scale", "run.time_scale", "multiplies every arrival offset (1)", KnobFlag::kReal},
-      {"start-offset", "run.start_offset_s",
-       "replay only from this offset of trace time (inclusive); a bare number is seconds, or "
-       "give a unit: 600s, 600000ms (aiperf's --fixed-schedule-start-offset is in ms)",
-       KnobFlag::kDuration},
-      {"end-offset", "run.end_offset_s",
-       "replay only up to this offset of trace time (inclusive); seconds, or 600s, 600000ms",
-       KnobFlag::kDuration},
-      {"max-idle-gap", "run.max_idle_gap_s",
-       "cap every idle gap between consecutive arrivals at this long; seconds, or 5s, 5000ms",
-       KnobFlag::kDuration},
-      {"bytes-per-token", "tokens.bytes_per_token", "bytes of text per token (4)", KnobFlag::kReal},
-      {"mi-per-context-token", "tokens.mi_per_context_token",
-       "million instructions per context token, prefill (12)", KnobFlag::kReal},
-      {"mi-per-generated-token", "tokens.mi_per_generated_token",
-       "million instructions per generated token, decode (2000)", KnobFlag::kReal},
-      {"ttft-budget", "deadline.ttft_budget_s", "seconds promised before the first token (2)",
-       KnobFlag::kReal},
-      {"decode-budget", "deadline.decode_budget_s", "seconds promised per generated token (0.1)",
-       KnobFlag::kReal},
-      {"server", "server.kind",
-       "server model: edge (multi-core, MODEL.md) or batching (continuous-batching replicas, "
-       "BATCHING.md) (edge)",
-       KnobFlag::kText},
-      {"cores", "server.cores", "edge server cores (8)", KnobFlag::kWhole},
-      {"mips-per-core", "server.mips_per_core", "MIPS of one core (60000)", KnobFlag::kReal},
-      {"idle-power", "server.idle_power_w", "server power when idle, W (420)", KnobFlag::kReal},
-      {"max-power", "server.max_power_w", "server power with every core busy, W (720)",
-       KnobFlag::kReal},
-      {"replicas", "batching.replicas", "batching: engine replicas, each with its own KV cache (1)",
-       KnobFlag::kWhole},
-      {"router", "batching.router",
-       "batching: round-robin, least-requests, kv-aware, prefix or vllm-dp (round-robin)",
-       KnobFlag::kText},
-      {"router-refresh-s", "batching.router_refresh_s",
-       "batching: how often the vllm-dp router's counts refresh, s (0.1)", KnobFlag::kReal},
-      {"max-num-seqs", "batching.max_num_seqs", "batching: most requests running a replica (1024)",
-       KnobFlag::kWhole},
-      {"max-num-batched-tokens", "batching.max_num_batched_tokens",
-       "batching: tokens a step may schedule (8192)", KnobFlag::kWhole},
-      {"block-tokens", "batching.block_tokens", "batching: tokens a KV block holds (16)",
-       KnobFlag::kWhole},
-      {"kv-blocks", "batching.kv_blocks", "batching: usable KV blocks a replica (31250)",
-       KnobFlag::kWhole},
-      {"max-model-len", "batching.max_model_len",
-       "batching: longest request, prompt + output, accepted (min(131072, kv-blocks x "
-       "block-tokens))",
-       KnobFlag::kWhole},
-      {"prefix-caching", "batching.prefix_caching",
-       "batching: on or off: share cached prompt blocks between requests (on)", KnobFlag::kSwitch},
-      {"reserve-full-prompt", "batching.reserve_full_prompt",
-       "batching: on or off: admit a request only if its whole prompt fits (on)",
-       KnobFlag::kSwitch},
-      {"step-base-s", "batching.step_base_s", "batching: fixed cost of a step, s (0.0065)",
-       KnobFlag::kReal},
-      {"step-prefill-token-s", "batching.step_prefill_token_s",
-       "batching: cost of a prefill token, s (1.98e-5)", KnobFlag::kReal},
-      {"step-prefill-pair-s", "batching.step_prefill_pair_s",
-       "batching: cost of a (query, key) pair of prefill attention, s (1.2e-9)", KnobFlag::kReal},
-      {"step-decode-token-s", "batching.step_decode_token_s",
-       "batching: cost of a decode token, s (2e-5)", KnobFlag::kReal},
-      {"step-decode-context-s", "batching.step_decode_context_s",
-       "batching: cost of a context token read by a decode, s (4e-8)", KnobFlag::kReal},
-      {"step-weights-s", "batching.step_weights_s",
-       "batching: the weights read once a step, s, the roofline's memory side (0)",
-       KnobFlag::kReal},
-      {"step-expert-s", "batching.step_expert_s",
-       "batching: one expert's weights read in a step, s (0; needs moe-experts)", KnobFlag::kReal},
-      {"moe-experts", "batching.moe_experts",
-       "batching: experts of a mixture-of-experts model (0: dense)", KnobFlag::kWhole},
-      {"moe-active-experts", "batching.moe_active_experts",
-       "batching: experts a token is routed to (0: dense)", KnobFlag::kWhole},
-      {"step-roofline", "batching.step_roofline",
-       "batching: on or off: a step costs its fixed part plus the larger of its memory and "
-       "compute sides, not their sum (off)",
-       KnobFlag::kSwitch},
-      {"gpu-idle-w", "batching.gpu_idle_w", "batching: power of an idle replica, W (100)",
-       KnobFlag::kReal},
-      {"gpu-max-w", "batching.gpu_max_w", "batching: power of a stepping replica, W (700)",
-       KnobFlag::kReal},
-      {"async-scheduling", "batching.async_scheduling",
-       "batching: on or off: plan a step while the one before runs (off)", KnobFlag::kSwitch},
-      {"replay-turns", "batching.replay_turns",
-       "batching, --measured RUN: on or off: a recorded arrival is the engine's turn, taken at "
-       "the nearer end of the step running then (off)",
-       KnobFlag::kSwitch},
-      {"lockstep", "batching.lockstep",
-       "batching: on or off: replicas step together, as data-parallel MoE engines (off)",
-       KnobFlag::kSwitch},
-      {"decode-router", "batching.decode_router",
-       "batching, disaggregated: round-robin, least-requests, kv-aware or vllm-dp among the "
-       "decode replicas (round-robin)",
-       KnobFlag::kText},
-      {"kv-bytes-per-token", "batching.kv_bytes_per_token",
-       "batching, disaggregated: KV bytes a prompt token transfers (131072)", KnobFlag::kReal},
-      {"kv-link-gbps", "batching.kv_link_gbps",
-       "batching, disaggregated: a prefill replica's link to the decode replicas, Gbit/s (400)",
-       KnobFlag::kReal},
-      {"kv-link-latency-s", "batching.kv_link_latency_s",
-       "batching, disaggregated: fixed cost of a KV transfer, s (0.0005)", KnobFlag::kReal},
-      {"trace", "trace.path", "trace file (trace/azure_llm_code_1h.csv)", KnobFlag::kText},
-      {"format", "trace.format",
-       "auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, token-ids-jsonl, csv or jsonl "
-       "(auto)",
-       KnobFlag::kText},
-      {"timestamp-column", "trace.timestamp_column", "column or key of the arrival time",
-       KnobFlag::kText},
-      {"input-column", "trace.input_column", "column or key of the input (context) tokens",
-       KnobFlag::kText},
-      {"output-column", "trace.output_column", "column or key of the output (generated) tokens",
-       KnobFlag::kText},
-      {"hash-ids-column", "trace.hash_ids_column", "column or key of the prompt block ids",
-       KnobFlag::kText},
-      {"timestamp-unit", "trace.timestamp_unit", "s, ms, us, ns, datetime or auto (auto)",
-       KnobFlag::kText},
-      {"sizes", "synthetic.sizes",
-       "synthetic request sizes: mean (the trace's means), empirical (a recorded pair drawn) or "
-       "recorded (the recorded requests themselves, only their instants drawn) (mean)",
-       KnobFlag::kText},
-      {"arrivals", "synthetic.arrivals", "synthetic arrivals: poisson or gamma (poisson)",
-       KnobFlag::kText},
-      {"burstiness", "synthetic.burstiness",
-       "shape K of gamma inter-arrivals at the same mean rate; 1 is Poisson (1)", KnobFlag::kReal},
-      {"replications", "synthetic.replications",
-       "synthetic runs with seeds seed .. seed+R-1, reported as mean and 95 % CI (1)",
-       KnobFlag::kWhole},
-      {"per-request", "output.per_request", "csv: write requests.csv; none: summary only (csv)",
-       KnobFlag::kText},
-      {"metric-percentiles", "report.metric_percentiles",
-       "percentiles of TTFT, TPOT, E2E latency and wait in the summary, comma-separated "
-       "(50,90,99)",
-       KnobFlag::kPercentiles},
-      {"goodput", "report.goodput",
-       "vLLM's goodput bounds in ms, e.g. \"ttft:500 tpot:50 e2el:2000\" (or aiperf's names: "
-       "time_to_first_token, inter_token_latency, request_latency); a request is good when it "
-       "meets every bound given (none)",
-       KnobFlag::kGoodput},
-      {"slice-duration", "report.slice_duration_s", "seconds a row of timeseries.csv (60)",
-       KnobFlag::kReal},
-      {"plots", "report.plots", "svg: render the plots with gnuplot; none: no plots (svg)",
-       KnobFlag::kText},
-  };
+  // Made once from the knobs' rows: the flag, its key, its help with the
+  // default the settings start from.
+  static std::deque<std::string> words;  // what the flags point to
+  static const std::vector<KnobFlag> kFlags = [] {
+    std::vector<KnobFlag> flags;
+    const Settings defaults;
+    for (const Knob<Settings>& row : settings_knobs()) {
+      if (row.no_flag) continue;
+      const std::string given =
+          row.default_words.empty() ? knob_default_text(row.get(defaults)) : row.default_words;
+      const std::string& flag = words.emplace_back(row.flag_or_key());
+      const std::string& help =
+          words.emplace_back(row.help_text + (given.empty() ? "" : " (" + given + ")"));
+      flags.push_back({flag.c_str(), row.key.c_str(), help.c_str(), flag_kind(row.text)});
+    }
+    return flags;
+  }();
   return kFlags;
 }
 

@@ -1,5 +1,6 @@
 #include "model/batching_knobs.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <utility>
 
@@ -15,6 +16,36 @@ constexpr std::pair<RouterKind, const char*> kRouterNames[] = {
 };
 
 constexpr std::int64_t kDefaultModelLen = 131072;
+
+using nlohmann::json;
+
+// The vllm-dp router's refresh: at least a nanosecond.
+double refresh_seconds(const json& v, const std::string& src, const std::string& l) {
+  const double every = json_check::at_least(v, 0, src, l);
+  if (!(every >= 1e-9))
+    json_check::bad(src, l, "must be at least 1e-9 (1 ns), got " + json_check::shown(v));
+  return every;
+}
+
+// L, or null for min(131072, K*B).
+Knob<BatchingKnobs> model_len_knob() {
+  Knob<BatchingKnobs> row;
+  row.key = "max_model_len";
+  row.text = KnobText::kWhole;
+  row.set = [](BatchingKnobs& k, const json& v, const std::string& src, const std::string& l) {
+    if (v.is_null()) {
+      k.max_model_len.reset();
+    } else {
+      k.max_model_len =
+          static_cast<std::int64_t>(json_check::whole(v, 1, std::uint64_t{1} << 52, src, l));
+    }
+  };
+  row.get = [](const BatchingKnobs& k) {
+    return k.max_model_len ? nlohmann::ordered_json(*k.max_model_len)
+                           : nlohmann::ordered_json(nullptr);
+  };
+  return row;
+}
 
 std::string key(const char* name) {
   return std::string("batching.") + name;
@@ -37,6 +68,212 @@ bool parse_router_kind(const std::string& text, RouterKind& kind) {
     }
   }
   return false;
+}
+
+namespace {
+
+using json_check::bad;
+using json_check::shown;
+using BatchingRow = Knob<BatchingKnobs>;
+
+// "a, b, c or d"
+std::string spelled(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return out;
+}
+
+// The routers by name (section 8); `decode`: those that may route among a
+// disaggregated fleet's decode replicas (prefix may not: they hold no prompt
+// of their own).
+std::vector<std::string> router_words(bool decode) {
+  std::vector<std::string> names;
+  for (const auto& [kind, name] : kRouterNames)
+    if (!decode || kind != RouterKind::kPrefix) names.emplace_back(name);
+  return names;
+}
+
+BatchingRow router_knob(std::string key, RouterKind BatchingKnobs::*member, bool decode) {
+  BatchingRow row;
+  row.key = std::move(key);
+  row.text = KnobText::kText;
+  row.set = [=](BatchingKnobs& k, const json& v, const std::string& src, const std::string& l) {
+    const std::string name = json_check::text(v, src, l);
+    const std::vector<std::string> names = router_words(decode);
+    if (std::find(names.begin(), names.end(), name) == names.end() ||
+        !parse_router_kind(name, k.*member)) {
+      const auto near = nearest(name, names);
+      bad(src, l,
+          "must be " + spelled(names) + ", got " + shown(v) +
+              (near && *near != name ? " (did you mean " + *near + "?)" : std::string()));
+    }
+  };
+  row.get = [=](const BatchingKnobs& k) { return nlohmann::ordered_json(to_string(k.*member)); };
+  return row;
+}
+
+std::vector<BatchingRow>& added_rows() {
+  static std::vector<BatchingRow> rows;
+  return rows;
+}
+
+std::vector<BatchingRow> table_rows() {
+  constexpr std::uint64_t kBlocks = static_cast<std::uint64_t>(kMaxKvBlocks);
+  std::vector<BatchingRow> rows = {
+      count_knob("replicas", &BatchingKnobs::replicas, 1, 1'000'000)
+          .help("batching: engine replicas, each with its own KV cache")
+          .label("Replicas"),
+      router_knob("router", &BatchingKnobs::router, false)
+          .help("batching: " + spelled(router_words(false)))
+          .label("Router"),
+      real_knob("router_refresh_s", &BatchingKnobs::router_refresh_s, refresh_seconds)
+          .help("batching: how often the vllm-dp router's counts refresh, s")
+          .label("Router counts refreshed every", " s"),
+      count_knob("max_num_seqs", &BatchingKnobs::max_num_seqs, 1, kBlocks)
+          .help("batching: most requests running a replica")
+          .label("Most requests running a replica")
+          .per_class(),
+      count_knob("max_num_batched_tokens", &BatchingKnobs::max_num_batched_tokens, 1,
+                 std::uint64_t{1} << 40)
+          .help("batching: tokens a step may schedule")
+          .label("Most tokens a step")
+          .per_class(),
+      count_knob("block_tokens", &BatchingKnobs::block_tokens, 1, kBlocks)
+          .help("batching: tokens a KV block holds")
+          .label("Tokens a KV block"),
+      count_knob("kv_blocks", &BatchingKnobs::kv_blocks, 1, kBlocks)
+          .help("batching: usable KV blocks a replica")
+          .label("KV blocks a replica")
+          .per_class(),
+      model_len_knob()
+          .help("batching: longest request, prompt + output, accepted")
+          .by_default("min(131072, kv-blocks x block-tokens)")
+          .label("Longest request (tokens)"),
+      switch_knob("prefix_caching", &BatchingKnobs::prefix_caching)
+          .help("batching: on or off: share cached prompt blocks between requests")
+          .label("Prefix caching"),
+      switch_knob("reserve_full_prompt", &BatchingKnobs::reserve_full_prompt)
+          .help("batching: on or off: admit a request only if its whole prompt fits")
+          .label("Admit only whole prompts"),
+      real_knob("step_base_s", &BatchingKnobs::step_base_s)
+          .help("batching: fixed cost of a step, s")
+          .label("Step, fixed cost", " s")
+          .per_class(),
+      real_knob("step_prefill_token_s", &BatchingKnobs::step_prefill_token_s)
+          .help("batching: cost of a prefill token, s")
+          .label("Step, a prefill token", " s")
+          .per_class(),
+      real_knob("step_prefill_pair_s", &BatchingKnobs::step_prefill_pair_s)
+          .help("batching: cost of a (query, key) pair of prefill attention, s")
+          .label("Step, a prefill attention pair", " s")
+          .per_class(),
+      real_knob("step_decode_token_s", &BatchingKnobs::step_decode_token_s)
+          .help("batching: cost of a decode token, s")
+          .label("Step, a decode token", " s")
+          .per_class(),
+      real_knob("step_decode_context_s", &BatchingKnobs::step_decode_context_s)
+          .help("batching: cost of a context token read by a decode, s")
+          .label("Step, a context token read by a decode", " s")
+          .per_class(),
+      real_knob("step_weights_s", &BatchingKnobs::step_weights_s)
+          .help("batching: the weights read once a step, s, the roofline's memory side")
+          .label("Step, the weights read", " s")
+          .per_class(),
+      real_knob("step_expert_s", &BatchingKnobs::step_expert_s)
+          .help("batching: one expert's weights read in a step, s")
+          .by_default("0; needs moe-experts")
+          .label("Step, an expert's weights read", " s")
+          .per_class(),
+      count_knob("moe_experts", &BatchingKnobs::moe_experts, 0, 1'000'000)
+          .help("batching: experts of a mixture-of-experts model")
+          .by_default("0: dense")
+          .label("Experts, and those a token is routed to")
+          .shown_with("moe_active_experts")
+          .per_class(),
+      count_knob("moe_active_experts", &BatchingKnobs::moe_active_experts, 0, 1'000'000)
+          .help("batching: experts a token is routed to")
+          .by_default("0: dense")
+          .per_class(),
+      switch_knob("step_roofline", &BatchingKnobs::step_roofline)
+          .help("batching: on or off: a step costs its fixed part plus the larger of its memory "
+                "and compute sides, not their sum")
+          .label("Step is the larger of memory and compute")
+          .per_class(),
+      real_knob("gpu_idle_w", &BatchingKnobs::gpu_idle_w, json_check::bounded_amount)
+          .help("batching: power of an idle replica, W")
+          .label("Power of a replica, idle / stepping", " W")
+          .shown_with("gpu_max_w")
+          .per_class(),
+      real_knob("gpu_max_w", &BatchingKnobs::gpu_max_w, json_check::bounded_amount)
+          .help("batching: power of a stepping replica, W")
+          .label("", " W")
+          .per_class(),
+      router_knob("decode_router", &BatchingKnobs::decode_router, true)
+          .help("batching, disaggregated: " + spelled(router_words(true)) +
+                " among the decode replicas")
+          .label("Router of the decode replicas"),
+      real_knob("kv_bytes_per_token", &BatchingKnobs::kv_bytes_per_token)
+          .help("batching, disaggregated: KV bytes a prompt token transfers")
+          .label("KV bytes a prompt token transfers"),
+      real_knob("kv_link_gbps", &BatchingKnobs::kv_link_gbps, json_check::positive)
+          .help("batching, disaggregated: a prefill replica's link to the decode replicas, "
+                "Gbit/s")
+          .label("A prefill replica's link", " Gbit/s"),
+      real_knob("kv_link_latency_s", &BatchingKnobs::kv_link_latency_s,
+                json_check::longest_duration)
+          .help("batching, disaggregated: fixed cost of a KV transfer, s")
+          .label("A KV transfer's fixed cost", " s"),
+      switch_knob("async_scheduling", &BatchingKnobs::async_scheduling)
+          .help("batching: on or off: plan a step while the one before runs")
+          .label("Asynchronous scheduling"),
+      switch_knob("replay_turns", &BatchingKnobs::replay_turns)
+          .help("batching, --measured RUN: on or off: a recorded arrival is the engine's turn, "
+                "taken at the nearer end of the step running then")
+          .label("Replayed arrivals taken at turns"),
+      switch_knob("lockstep", &BatchingKnobs::lockstep)
+          .help("batching: on or off: replicas step together, as data-parallel MoE engines")
+          .label("Replicas in lockstep"),
+  };
+  for (const BatchingRow& row : added_rows())
+    rows.push_back(row);
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<Knob<BatchingKnobs>>& batching_knob_rows() {
+  static const std::vector<BatchingRow> kRows = table_rows();
+  return kRows;
+}
+
+void add_batching_knob_row(Knob<BatchingKnobs> row) {
+  added_rows().push_back(std::move(row));
+}
+
+const Knob<BatchingKnobs>* find_batching_knob(const std::string& key) {
+  for (const BatchingRow& row : batching_knob_rows())
+    if (row.key == key) return &row;
+  return nullptr;
+}
+
+KnobRow batching_page_row(const std::string& key) {
+  const BatchingRow* row = find_batching_knob(key);
+  if (row == nullptr) return {key, "batching", key, ""};
+  KnobRow page{row->label_text, "batching", key, row->unit_text};
+  if (!row->pair_key.empty()) {
+    page.paired_key = row->pair_key;
+    page.paired_unit = find_batching_knob(row->pair_key)->unit_text;
+  }
+  return page;
+}
+
+std::string knob_value_text(const nlohmann::ordered_json& value) {
+  if (value.is_boolean()) return value.get<bool>() ? "on" : "off";
+  if (value.is_string()) return value.get<std::string>();
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof(text), value.get<double>()).ptr;
+  return std::string(text, end);
 }
 
 std::int64_t BatchingKnobs::model_len() const {

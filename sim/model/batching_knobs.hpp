@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "core/knob.hpp"
+#include "model/server_description.hpp"
 
 namespace infersim {
 
@@ -66,6 +70,23 @@ struct BatchingKnobs {
   // L as given, else min(131072, K*B) (K and B checked first).
   std::int64_t model_len() const;
 };
+
+// The batching section's knobs, a row each (BATCHING.md section 1), in the
+// order a settings file lists them: key, member and bounds, flag and help,
+// the page's label and unit, whether a fleet's class sets it. The
+// combinations the spec forbids are check_batching_knobs's.
+const std::vector<Knob<BatchingKnobs>>& batching_knob_rows();
+// Adds a row to the section from outside the table (a kind's or a test's
+// knob); only before the first settings are read, which copy the rows.
+void add_batching_knob_row(Knob<BatchingKnobs> row);
+// The row of that key, or nullptr.
+const Knob<BatchingKnobs>* find_batching_knob(const std::string& key);
+// The report page's row of a knob of the section: its label and unit, and
+// those of the knob shown beside it.
+KnobRow batching_page_row(const std::string& key);
+// A value as the page shows it: a number in its shortest form, on or off, a
+// word as it is.
+std::string knob_value_text(const nlohmann::ordered_json& value);
 
 // The largest K (and B, R) accepted: 2^26 blocks of KV is far beyond any
 // real memory, and a replica numbers its blocks' places in its identity map

@@ -767,51 +767,59 @@ ServerDescription BatchingServer::describe() const {
        {"replica_hours", "gpu_hours", "peak_replicas", "scale_ups", "scale_downs", "cost_usd",
         "usd_per_million_tokens"}}};
   d.knob_title = "Batching server";
-  d.knobs = {
-      {"Replicas", "batching", "replicas", ""},
-      {"Router", "batching", "router", ""},
-      {"Router counts refreshed every", "batching", "router_refresh_s", " s"},
-      {"Replayed arrivals taken at turns", "batching", "replay_turns", ""},
-      {"Most requests running a replica", "batching", "max_num_seqs", ""},
-      {"Most tokens a step", "batching", "max_num_batched_tokens", ""},
-      {"KV blocks a replica", "batching", "kv_blocks", ""},
-      {"Tokens a KV block", "batching", "block_tokens", ""},
-      {"Longest request (tokens)", "batching", "max_model_len", ""},
-      {"Prefix caching", "batching", "prefix_caching", ""},
-      {"Admit only whole prompts", "batching", "reserve_full_prompt", ""},
-      {"Step, fixed cost", "batching", "step_base_s", " s"},
-      {"Step, a prefill token", "batching", "step_prefill_token_s", " s"},
-      {"Step, a prefill attention pair", "batching", "step_prefill_pair_s", " s"},
-      {"Step, a decode token", "batching", "step_decode_token_s", " s"},
-      {"Step, a context token read by a decode", "batching", "step_decode_context_s", " s"},
-      {"Step, the weights read", "batching", "step_weights_s", " s"},
-      {"Step, an expert's weights read", "batching", "step_expert_s", " s"},
-      {"Experts, and those a token is routed to", "batching", "moe_experts", "",
-       "moe_active_experts", ""},
-      {"Step is the larger of memory and compute", "batching", "step_roofline", ""},
-      {"Power of a replica, idle / stepping", "batching", "gpu_idle_w", " W", "gpu_max_w", " W"},
-      {"Asynchronous scheduling", "batching", "async_scheduling", ""},
-      {"Replicas in lockstep", "batching", "lockstep", ""}};
+  // The page's rows, in its order, each labelled by its knob's row
+  // (model/batching_knobs); a row added to the section from outside shows last.
+  static const std::vector<std::string> kPage = {"replicas",
+                                                 "router",
+                                                 "router_refresh_s",
+                                                 "replay_turns",
+                                                 "max_num_seqs",
+                                                 "max_num_batched_tokens",
+                                                 "kv_blocks",
+                                                 "block_tokens",
+                                                 "max_model_len",
+                                                 "prefix_caching",
+                                                 "reserve_full_prompt",
+                                                 "step_base_s",
+                                                 "step_prefill_token_s",
+                                                 "step_prefill_pair_s",
+                                                 "step_decode_token_s",
+                                                 "step_decode_context_s",
+                                                 "step_weights_s",
+                                                 "step_expert_s",
+                                                 "moe_experts",
+                                                 "step_roofline",
+                                                 "gpu_idle_w",
+                                                 "async_scheduling",
+                                                 "lockstep"};
+  static const std::vector<std::string> kSplit = {"decode_router", "kv_bytes_per_token",
+                                                  "kv_link_gbps", "kv_link_latency_s"};
+  d.knobs.clear();
+  for (const std::string& key : kPage)
+    d.knobs.push_back(batching_page_row(key));
+  for (const Knob<BatchingKnobs>& row : batching_knob_rows()) {
+    const auto listed = [&](const std::vector<std::string>& keys) {
+      return std::find(keys.begin(), keys.end(), row.key) != keys.end();
+    };
+    if (!row.label_text.empty() && !listed(kPage) && !listed(kSplit))
+      d.knobs.push_back(batching_page_row(row.key));
+  }
   if (fleet_) {
     // The classes' own knobs go with each class; the section's values of
     // them run no replica. What stays is fleet-wide, as the server runs it.
     d.knob_title = "Batching server, fleet-wide";
-    const auto number = [](std::int64_t v) { return knob_text(static_cast<double>(v)); };
-    d.knobs = {
-        {"Router", "batching", "router", "", "", "", to_string(knobs_.router)},
-        {"Router counts refreshed every", "batching", "router_refresh_s", "", "", "",
-         knob_text(knobs_.router_refresh_s) + " s"},
-        {"Replayed arrivals taken at turns", "batching", "replay_turns", "", "", "",
-         knob_text(knobs_.replay_turns)},
-        {"Tokens a KV block", "batching", "block_tokens", "", "", "", number(knobs_.block_tokens)},
-        {"Longest request (tokens)", "batching", "max_model_len", "", "", "", number(model_len_)},
-        {"Prefix caching", "batching", "prefix_caching", "", "", "",
-         knob_text(knobs_.prefix_caching)},
-        {"Admit only whole prompts", "batching", "reserve_full_prompt", "", "", "",
-         knob_text(knobs_.reserve_full_prompt)},
-        {"Asynchronous scheduling", "batching", "async_scheduling", "", "", "",
-         knob_text(knobs_.async_scheduling)},
-        {"Replicas in lockstep", "batching", "lockstep", "", "", "", knob_text(knobs_.lockstep)}};
+    // The values the server runs with; the longest request is the fleet's.
+    d.knobs.clear();
+    for (const char* key :
+         {"router", "router_refresh_s", "replay_turns", "block_tokens", "max_model_len",
+          "prefix_caching", "reserve_full_prompt", "async_scheduling", "lockstep"}) {
+      KnobRow row = batching_page_row(key);
+      const auto value = std::string(key) == "max_model_len" ? nlohmann::ordered_json(model_len_)
+                                                             : find_batching_knob(key)->get(knobs_);
+      row.value = knob_value_text(value) + row.unit;
+      row.unit.clear();
+      d.knobs.push_back(row);
+    }
     for (const ReplicaClass& cls : classes_)
       d.classes.push_back(describe_class(cls, disaggregated_));
   }
@@ -831,11 +839,8 @@ ServerDescription BatchingServer::describe() const {
   d.steps = true;
   d.hands_over = disaggregated_;
   if (disaggregated_) {
-    d.knobs.insert(d.knobs.end(),
-                   {{"Router of the decode replicas", "batching", "decode_router", ""},
-                    {"KV bytes a prompt token transfers", "batching", "kv_bytes_per_token", ""},
-                    {"A prefill replica's link", "batching", "kv_link_gbps", " Gbit/s"},
-                    {"A KV transfer's fixed cost", "batching", "kv_link_latency_s", " s"}});
+    for (const std::string& key : kSplit)
+      d.knobs.push_back(batching_page_row(key));
     d.table_last.insert(d.table_last.end(),
                         {"kv_transfers", "kv_transfer_p99_s", "decode_wait_p99_s"});
     d.figure_groups.push_back({"Disaggregated prefill and decode",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/input_error.hpp"
+#include "core/knob.hpp"
 #include "model/kv_block_pool.hpp"
 
 namespace infersim {
@@ -19,82 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void bad(const std::string& source, const std::string& label,
-                      const std::string& what) {
-  throw InputError(source, 0, label, what);
-}
-
-std::string shown(const json& value) {
-  std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return text;
-}
-
-double number(const json& v, const std::string& source, const std::string& label) {
-  if (!v.is_number()) bad(source, label, "expected a number, got " + shown(v));
-  const double x = v.get<double>();
-  if (!std::isfinite(x)) bad(source, label, "expected a finite number, got " + shown(v));
-  return x;
-}
-
-double at_least(const json& v, double min, const std::string& source, const std::string& label) {
-  const double x = number(v, source, label);
-  if (x < min) bad(source, label, "must be at least " + json(min).dump() + ", got " + shown(v));
-  return x;
-}
-
-double positive(const json& v, const std::string& source, const std::string& label) {
-  const double x = number(v, source, label);
-  if (!(x > 0)) bad(source, label, "must be greater than 0, got " + shown(v));
-  return x;
-}
-
-std::uint64_t whole(const json& v, std::uint64_t min, std::uint64_t max, const std::string& source,
-                    const std::string& label) {
-  if (v.is_number_unsigned()) {
-    const auto x = v.get<std::uint64_t>();
-    if (x >= min && x <= max) return x;
-  } else if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
-    const auto x = static_cast<std::uint64_t>(v.get<std::int64_t>());
-    if (x >= min && x <= max) return x;
-  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
-             v.get<double>() == std::floor(v.get<double>()) && v.get<double>() >= 0 &&
-             v.get<double>() < 18446744073709551616.0) {
-    // 8.0 is a whole number too
-    const auto x = static_cast<std::uint64_t>(v.get<double>());
-    if (x >= min && x <= max) return x;
-  } else if (!v.is_number() || v.is_number_float()) {
-    bad(source, label, "expected a whole number, got " + shown(v));
-  }
-  bad(source, label,
-      "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) +
-          ", got " + shown(v));
-}
-
-std::string text(const json& v, const std::string& source, const std::string& label) {
-  if (!v.is_string()) bad(source, label, "expected a string, got " + shown(v));
-  return v.get<std::string>();
-}
-
-// Seconds of a duration a run adds to its instants (BATCHING.md section
-// 13.1): at most kLongestDurationS.
-double longest_duration(const json& v, const std::string& source, const std::string& label) {
-  const double x = at_least(v, 0, source, label);
-  if (x > kLongestDurationS) {
-    bad(source, label,
-        "must be at most 1e9 s (about 31.7 years, so that the run's instants stay on the "
-        "nanosecond clock, which ends at 2^63 ns, about 292 years), got " +
-            shown(v));
-  }
-  return x;
-}
-
-// Seconds that must also fit the nanosecond clock.
-double seconds(const json& v, const std::string& source, const std::string& label) {
-  const double x = at_least(v, 0, source, label);
-  if (x * 1e9 >= 9.2e18) bad(source, label, shown(v) + " s does not fit the nanosecond clock");
-  return x;
-}
+using namespace json_check;
 
 std::vector<Hop> hops_from(const json& v, const std::string& source, const std::string& label) {
   if (!v.is_array()) bad(source, label, "expected a list of {name, latency_s, bandwidth_mbps}");
@@ -125,74 +51,21 @@ std::vector<Hop> hops_from(const json& v, const std::string& source, const std::
   return hops;
 }
 
-struct KeySpec {
-  std::function<void(Settings&, const json&, const std::string&, const std::string&)> set;
-  std::function<nlohmann::ordered_json(const Settings&)> get;
-};
+using Row = Knob<Settings>;
+using Table = std::vector<Row>;
 
-using Table = std::vector<std::pair<std::string, KeySpec>>;
-
-double non_negative(const json& v, const std::string& source, const std::string& label) {
-  return at_least(v, 0, source, label);
-}
-
-// A power (W), a price ($ a GPU-hour) or a radio's energy a bit (nJ): at most
-// 10^9, so that a run's energy and bill (their products with up to 2^63 ns and
-// a million replicas) stay finite numbers, not infinities written as null.
-double bounded_amount(const json& v, const std::string& source, const std::string& label) {
-  const double x = at_least(v, 0, source, label);
-  if (x > 1e9) {
-    bad(source, label,
-        "must be at most 1e9 (a larger one carries the run's energy or cost past what a "
-        "number holds), got " +
-            shown(v));
-  }
-  return x;
-}
-
-using Check = double (*)(const json&, const std::string&, const std::string&);
-
-KeySpec real_key(double Settings::*member, Check check) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.*member = check(v, src, l);
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
-}
-
-KeySpec count_key(std::uint32_t Settings::*member, std::uint64_t min, std::uint64_t max) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.*member = static_cast<std::uint32_t>(whole(v, min, max, src, l));
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
-}
-
-KeySpec count_key64(std::int64_t Settings::*member, std::uint64_t min, std::uint64_t max) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.*member = static_cast<std::int64_t>(whole(v, min, max, src, l));
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
-}
+const Table& table();
 
 // The keys of the batching section a fleet's class sets for itself
-// (BATCHING.md section 11; the step-cost extensions of section 5b too).
+// (BATCHING.md section 11; the step-cost extensions of section 5b too): the
+// rows that say so, in their order.
 const std::vector<std::string>& class_knob_keys() {
-  static const std::vector<std::string> kKeys = {"max_num_seqs",
-                                                 "max_num_batched_tokens",
-                                                 "kv_blocks",
-                                                 "step_base_s",
-                                                 "step_prefill_token_s",
-                                                 "step_prefill_pair_s",
-                                                 "step_decode_token_s",
-                                                 "step_decode_context_s",
-                                                 "step_weights_s",
-                                                 "step_expert_s",
-                                                 "moe_experts",
-                                                 "moe_active_experts",
-                                                 "step_roofline",
-                                                 "gpu_idle_w",
-                                                 "gpu_max_w",
-                                                 "gpus",
-                                                 "price_per_gpu_hour"};
+  static const std::vector<std::string> kKeys = [] {
+    std::vector<std::string> keys;
+    for (const Row& row : table())
+      if (row.class_knob) keys.push_back(row.key.substr(row.key.find('.') + 1));
+    return keys;
+  }();
   return kKeys;
 }
 
@@ -317,74 +190,64 @@ std::vector<std::string> server_kind_names() {
   return names;
 }
 
-KeySpec choice_key(std::string Settings::*member, std::vector<std::string> allowed) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            const std::string choice = text(v, src, l);
-            if (std::find(allowed.begin(), allowed.end(), choice) == allowed.end()) {
-              std::string list;
-              for (const std::string& a : allowed)
-                list += (list.empty() ? "" : " or ") + a;
-              const auto near = nearest(choice, allowed);
-              bad(src, l,
-                  "must be " + list + ", got " + shown(v) +
-                      (near ? " (did you mean " + *near + "?)" : std::string()));
-            }
-            s.*member = choice;
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.*member); }};
+Row choice_key(std::string key, std::string Settings::*member, std::vector<std::string> allowed) {
+  Row row;
+  row.key = std::move(key);
+  row.text = KnobText::kText;
+  row.set = [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+    const std::string choice = text(v, src, l);
+    if (std::find(allowed.begin(), allowed.end(), choice) == allowed.end()) {
+      std::string list;
+      for (const std::string& a : allowed)
+        list += (list.empty() ? "" : " or ") + a;
+      const auto near = nearest(choice, allowed);
+      bad(src, l,
+          "must be " + list + ", got " + shown(v) +
+              (near ? " (did you mean " + *near + "?)" : std::string()));
+    }
+    s.*member = choice;
+  };
+  row.get = [=](const Settings& s) { return nlohmann::ordered_json(s.*member); };
+  return row;
+}
+
+// A key whose value needs more than one member's check: its own set and get.
+Row custom_key(std::string key, KnobText how, Row::Set set, Row::Get get) {
+  Row row;
+  row.key = std::move(key);
+  row.text = how;
+  row.set = std::move(set);
+  row.get = std::move(get);
+  return row;
 }
 
 // Seconds, or null for none.
-KeySpec optional_seconds_key(std::optional<double> Settings::*member) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            if (v.is_null()) {
-              (s.*member).reset();
-            } else {
-              s.*member = seconds(v, src, l);
-            }
-          },
-          [=](const Settings& s) {
-            return (s.*member) ? nlohmann::ordered_json(*(s.*member))
-                               : nlohmann::ordered_json(nullptr);
-          }};
-}
-
-// A count of the batching knobs, from `least` (1 unless said) to `max`.
-KeySpec batching_count(std::int64_t BatchingKnobs::*member, std::int64_t max,
-                       std::uint64_t least = 1) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.batching.*member =
-                static_cast<std::int64_t>(whole(v, least, static_cast<std::uint64_t>(max), src, l));
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
-}
-
-// A cost or a power of the batching knobs: finite, at least 0.
-KeySpec batching_real(double BatchingKnobs::*member, Check check = non_negative) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.batching.*member = check(v, src, l);
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
-}
-
-// On or off: true or false.
-KeySpec batching_switch(bool BatchingKnobs::*member) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            if (!v.is_boolean()) bad(src, l, "expected true or false, got " + shown(v));
-            s.batching.*member = v.get<bool>();
-          },
-          [=](const Settings& s) { return nlohmann::ordered_json(s.batching.*member); }};
+Row optional_seconds_key(std::string key, std::optional<double> Settings::*member) {
+  return custom_key(
+      std::move(key), KnobText::kDuration,
+      [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+        if (v.is_null()) {
+          (s.*member).reset();
+        } else {
+          s.*member = seconds(v, src, l);
+        }
+      },
+      [=](const Settings& s) {
+        return (s.*member) ? nlohmann::ordered_json(*(s.*member)) : nlohmann::ordered_json(nullptr);
+      });
 }
 
 // Free text; empty means "not set".
-KeySpec text_key(std::string Settings::*member) {
-  return {[=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            s.*member = v.is_null() ? std::string() : text(v, src, l);
-          },
-          [=](const Settings& s) {
-            return (s.*member).empty() ? nlohmann::ordered_json(nullptr)
-                                       : nlohmann::ordered_json(s.*member);
-          }};
+Row text_key(std::string key, std::string Settings::*member) {
+  return custom_key(
+      std::move(key), KnobText::kText,
+      [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+        s.*member = v.is_null() ? std::string() : text(v, src, l);
+      },
+      [=](const Settings& s) {
+        return (s.*member).empty() ? nlohmann::ordered_json(nullptr)
+                                   : nlohmann::ordered_json(s.*member);
+      });
 }
 
 nlohmann::ordered_json hops_to_json(const std::vector<Hop>& hops) {
@@ -458,261 +321,245 @@ double slice_seconds(const json& v, const std::string& source, const std::string
   return x;
 }
 
-const Table& table() {
-  static const Table kTable = {
-      {"run.mode", choice_key(&Settings::mode, {"compare", "recorded", "synthetic"})},
-      {"run.devices", count_key(&Settings::devices, 1, 1'000'000'000)},
-      {"run.duration_s",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          if (v.is_null()) {
-            s.duration_s.reset();
-          } else {
-            s.duration_s = seconds(v, src, l);
-          }
-        },
-        [](const Settings& s) {
-          return s.duration_s ? nlohmann::ordered_json(*s.duration_s)
-                              : nlohmann::ordered_json(nullptr);
-        }}},
-      {"run.seed",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          s.seed = whole(v, 0, std::numeric_limits<std::uint64_t>::max(), src, l);
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.seed); }}},
-      {"run.time_resolution_s", real_key(&Settings::time_resolution_s, seconds)},
-      {"run.time_scale", real_key(&Settings::time_scale, positive)},
-      {"run.start_offset_s", optional_seconds_key(&Settings::start_offset_s)},
-      {"run.end_offset_s", optional_seconds_key(&Settings::end_offset_s)},
-      {"run.max_idle_gap_s", optional_seconds_key(&Settings::max_idle_gap_s)},
-      {"tokens.bytes_per_token", real_key(&Settings::bytes_per_token, non_negative)},
-      {"tokens.mi_per_context_token", real_key(&Settings::mi_per_context_token, non_negative)},
-      {"tokens.mi_per_generated_token", real_key(&Settings::mi_per_generated_token, non_negative)},
-      {"deadline.ttft_budget_s", real_key(&Settings::ttft_budget_s, seconds)},
-      {"deadline.decode_budget_s", real_key(&Settings::decode_budget_s, seconds)},
-      {"server.kind", choice_key(&Settings::server_kind, server_kind_names())},
-      {"server.cores", count_key(&Settings::cores, 1, 1'000'000)},
-      {"server.mips_per_core", real_key(&Settings::mips_per_core, positive)},
-      {"server.idle_power_w", real_key(&Settings::idle_power_w, bounded_amount)},
-      {"server.max_power_w", real_key(&Settings::max_power_w, bounded_amount)},
-      {"batching.replicas",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          // null: not set (a fleet's settings.json writes it so).
-          if (v.is_null()) return;
-          s.batching.replicas = static_cast<std::int64_t>(whole(v, 1, 1'000'000, src, l));
-          s.replicas_given = true;
-        },
-        [](const Settings& s) {
-          return s.fleet ? nlohmann::ordered_json(nullptr)
-                         : nlohmann::ordered_json(s.batching.replicas);
-        }}},
-      {"batching.router",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          const std::string name = text(v, src, l);
-          if (!parse_router_kind(name, s.batching.router)) {
-            const auto near =
-                nearest(name, {"round-robin", "least-requests", "kv-aware", "prefix", "vllm-dp"});
-            bad(src, l,
-                "must be round-robin, least-requests, kv-aware, prefix or vllm-dp, got " +
-                    shown(v) + (near ? " (did you mean " + *near + "?)" : std::string()));
-          }
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(to_string(s.batching.router)); }}},
-      {"batching.router_refresh_s",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          const double every = at_least(v, 0, src, l);
-          if (!(every >= 1e-9)) bad(src, l, "must be at least 1e-9 (1 ns), got " + shown(v));
-          s.batching.router_refresh_s = every;
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.batching.router_refresh_s); }}},
-      {"batching.max_num_seqs", batching_count(&BatchingKnobs::max_num_seqs, kMaxKvBlocks)},
-      {"batching.max_num_batched_tokens",
-       batching_count(&BatchingKnobs::max_num_batched_tokens, std::int64_t{1} << 40)},
-      {"batching.block_tokens", batching_count(&BatchingKnobs::block_tokens, kMaxKvBlocks)},
-      {"batching.kv_blocks", batching_count(&BatchingKnobs::kv_blocks, kMaxKvBlocks)},
-      {"batching.max_model_len",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          if (v.is_null()) {
-            s.batching.max_model_len.reset();
-          } else {
-            s.batching.max_model_len =
-                static_cast<std::int64_t>(whole(v, 1, std::uint64_t{1} << 52, src, l));
-          }
-        },
-        [](const Settings& s) {
-          return s.batching.max_model_len ? nlohmann::ordered_json(*s.batching.max_model_len)
-                                          : nlohmann::ordered_json(nullptr);
-        }}},
-      {"batching.prefix_caching", batching_switch(&BatchingKnobs::prefix_caching)},
-      {"batching.reserve_full_prompt", batching_switch(&BatchingKnobs::reserve_full_prompt)},
-      {"batching.step_base_s", batching_real(&BatchingKnobs::step_base_s)},
-      {"batching.step_prefill_token_s", batching_real(&BatchingKnobs::step_prefill_token_s)},
-      {"batching.step_prefill_pair_s", batching_real(&BatchingKnobs::step_prefill_pair_s)},
-      {"batching.step_decode_token_s", batching_real(&BatchingKnobs::step_decode_token_s)},
-      {"batching.step_decode_context_s", batching_real(&BatchingKnobs::step_decode_context_s)},
-      {"batching.step_weights_s", batching_real(&BatchingKnobs::step_weights_s)},
-      {"batching.step_expert_s", batching_real(&BatchingKnobs::step_expert_s)},
-      {"batching.moe_experts", batching_count(&BatchingKnobs::moe_experts, 1'000'000, 0)},
-      {"batching.moe_active_experts",
-       batching_count(&BatchingKnobs::moe_active_experts, 1'000'000, 0)},
-      {"batching.step_roofline", batching_switch(&BatchingKnobs::step_roofline)},
-      {"batching.gpu_idle_w", batching_real(&BatchingKnobs::gpu_idle_w, bounded_amount)},
-      {"batching.gpu_max_w", batching_real(&BatchingKnobs::gpu_max_w, bounded_amount)},
-      {"batching.decode_router",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          const std::string name = text(v, src, l);
-          if (name == "prefix" || !parse_router_kind(name, s.batching.decode_router)) {
-            const auto near =
-                nearest(name, {"round-robin", "least-requests", "kv-aware", "vllm-dp"});
-            bad(src, l,
-                "must be round-robin, least-requests, kv-aware or vllm-dp, got " + shown(v) +
-                    (near && *near != name ? " (did you mean " + *near + "?)" : std::string()));
-          }
-        },
-        [](const Settings& s) {
-          return nlohmann::ordered_json(to_string(s.batching.decode_router));
-        }}},
-      {"batching.kv_bytes_per_token", batching_real(&BatchingKnobs::kv_bytes_per_token)},
-      {"batching.kv_link_gbps",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          const double gbps = at_least(v, 0, src, l);
-          if (!(gbps > 0)) bad(src, l, "must be greater than 0, got " + shown(v));
-          s.batching.kv_link_gbps = gbps;
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_gbps); }}},
-      {"batching.kv_link_latency_s",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          s.batching.kv_link_latency_s = longest_duration(v, src, l);
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.batching.kv_link_latency_s); }}},
-      {"batching.async_scheduling", batching_switch(&BatchingKnobs::async_scheduling)},
-      {"batching.replay_turns", batching_switch(&BatchingKnobs::replay_turns)},
-      {"batching.lockstep", batching_switch(&BatchingKnobs::lockstep)},
-      {"batching.gpus", count_key64(&Settings::gpus_per_replica, 1, 1'000'000)},
-      {"batching.price_per_gpu_hour", real_key(&Settings::price_per_gpu_hour, bounded_amount)},
-      {"batching.fleet",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          if (v.is_null()) {
-            s.fleet.reset();
-            return;
-          }
-          check_fleet_json(v, src, l);
-          s.fleet = v;
-          s.fleet_source = src;
-        },
-        [](const Settings& s) { return s.fleet ? *s.fleet : nlohmann::ordered_json(nullptr); }}},
-      {"network.hops",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          s.hops = hops_from(v, src, l);
-        },
-        [](const Settings& s) { return hops_to_json(s.hops); }}},
-      {"network.device_tx_nj_per_bit", real_key(&Settings::device_tx_nj_per_bit, bounded_amount)},
-      {"network.device_rx_nj_per_bit", real_key(&Settings::device_rx_nj_per_bit, bounded_amount)},
-      {"trace.path",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          s.trace_path = text(v, src, l);
-          if (s.trace_path.empty()) bad(src, l, "must name a file");
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.trace_path); }}},
-      {"trace.format",
-       choice_key(&Settings::trace_format, {"auto", "azure-csv", "mooncake-jsonl", "burstgpt-csv",
-                                            "aiperf-jsonl", "token-ids-jsonl", "csv", "jsonl"})},
-      {"trace.timestamp_column", text_key(&Settings::timestamp_column)},
-      {"trace.input_column", text_key(&Settings::input_column)},
-      {"trace.output_column", text_key(&Settings::output_column)},
-      {"trace.hash_ids_column", text_key(&Settings::hash_ids_column)},
-      {"trace.timestamp_unit",
-       choice_key(&Settings::timestamp_unit, {"auto", "s", "ms", "us", "ns", "datetime"})},
-      {"trace.filter",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          if (!v.is_array()) bad(src, l, "expected a list of \"COLUMN=VALUE\" strings");
-          s.filters.clear();
-          for (const json& f : v) {
-            const std::string filter = text(f, src, l);
-            if (filter.find('=') == std::string::npos || filter.front() == '=') {
-              bad(src, l, "expected COLUMN=VALUE, got '" + filter + "'");
+// The batching section: the server's rows (model/batching_knobs), with the
+// replicas a fleet counts class by class, then a fleet's own keys.
+Table batching_rows() {
+  Table rows = knobs_within(batching_knob_rows(), "batching", &Settings::batching);
+  for (Row& row : rows) {
+    if (row.key != "batching.replicas") continue;
+    const Row::Set set = row.set;
+    row.set = [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+      // null: not set (a fleet's settings.json writes it so).
+      if (v.is_null()) return;
+      set(s, v, src, l);
+      s.replicas_given = true;
+    };
+    const Row::Get get = row.get;
+    row.get = [=](const Settings& s) { return s.fleet ? nlohmann::ordered_json(nullptr) : get(s); };
+  }
+  rows.push_back(count_knob("batching.gpus", &Settings::gpus_per_replica, 1, 1'000'000)
+                     .file_only()
+                     .per_class());
+  rows.push_back(
+      real_knob("batching.price_per_gpu_hour", &Settings::price_per_gpu_hour, bounded_amount)
+          .file_only()
+          .per_class());
+  rows.push_back(
+      custom_key(
+          "batching.fleet", KnobText::kText,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (v.is_null()) {
+              s.fleet.reset();
+              return;
             }
-            s.filters.push_back(filter);
-          }
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.filters); }}},
-      {"trace.sha256",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          if (v.is_null()) {
-            s.trace_sha256.reset();
-            return;
-          }
-          const std::string digest = text(v, src, l);
-          if (digest.size() != 64 ||
-              digest.find_first_not_of("0123456789abcdef") != std::string::npos) {
-            bad(src, l, "expected 64 lower-case hex digits");
-          }
-          s.trace_sha256 = digest;
-        },
-        [](const Settings& s) {
-          return s.trace_sha256 ? nlohmann::ordered_json(*s.trace_sha256)
+            check_fleet_json(v, src, l);
+            s.fleet = v;
+            s.fleet_source = src;
+          },
+          [](const Settings& s) { return s.fleet ? *s.fleet : nlohmann::ordered_json(nullptr); })
+          .file_only());
+  return rows;
+}
+
+Table make_table() {
+  Table rows = {
+      choice_key("run.mode", &Settings::mode, {"compare", "recorded", "synthetic"}).file_only(),
+      count_knob("run.devices", &Settings::devices, 1, 1'000'000'000)
+          .help("devices issuing the requests in turn"),
+      custom_key(
+          "run.duration_s", KnobText::kReal,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (v.is_null()) {
+              s.duration_s.reset();
+            } else {
+              s.duration_s = seconds(v, src, l);
+            }
+          },
+          [](const Settings& s) {
+            return s.duration_s ? nlohmann::ordered_json(*s.duration_s)
                                 : nlohmann::ordered_json(nullptr);
-        }}},
-      {"synthetic.sizes",
-       choice_key(&Settings::synthetic_sizes, {"mean", "empirical", "recorded"})},
-      {"synthetic.arrivals", choice_key(&Settings::synthetic_arrivals, {"poisson", "gamma"})},
-      {"synthetic.burstiness", real_key(&Settings::burstiness, positive)},
-      {"synthetic.replications", count_key(&Settings::replications, 1, 100'000)},
-      {"output.per_request", choice_key(&Settings::per_request, {"csv", "none"})},
-      {"report.metric_percentiles",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          s.metric_percentiles = percentiles_from(v, src, l);
-        },
-        [](const Settings& s) { return nlohmann::ordered_json(s.metric_percentiles); }}},
-      {"report.goodput",
-       {[](Settings& s, const json& v, const std::string& src, const std::string& l) {
-          s.goodput = goodput_from(v, src, l);
-        },
-        [](const Settings& s) { return goodput_to_json(s.goodput); }}},
-      {"report.slice_duration_s", real_key(&Settings::slice_duration_s, slice_seconds)},
-      {"report.plots", choice_key(&Settings::plots, {"svg", "none"})},
+          })
+          .flag("duration")
+          .help("run length T in seconds")
+          .by_default("default: the last arrival rounded up to a minute"),
+      count_knob("run.seed", &Settings::seed, 0, std::numeric_limits<std::uint64_t>::max())
+          .help("seed of the run's random streams"),
+      real_knob("run.time_resolution_s", &Settings::time_resolution_s, seconds)
+          .as(KnobText::kResolution)
+          .flag("time-resolution")
+          .help("arrival clock: exact, 1s, 10ms, ... or seconds")
+          .by_default("exact"),
+      real_knob("run.time_scale", &Settings::time_scale, positive)
+          .help("multiplies every arrival offset"),
+      optional_seconds_key("run.start_offset_s", &Settings::start_offset_s)
+          .flag("start-offset")
+          .help("replay only from this offset of trace time (inclusive); a bare number is "
+                "seconds, or give a unit: 600s, 600000ms (aiperf's --fixed-schedule-start-offset "
+                "is in ms)"),
+      optional_seconds_key("run.end_offset_s", &Settings::end_offset_s)
+          .flag("end-offset")
+          .help("replay only up to this offset of trace time (inclusive); seconds, or 600s, "
+                "600000ms"),
+      optional_seconds_key("run.max_idle_gap_s", &Settings::max_idle_gap_s)
+          .flag("max-idle-gap")
+          .help("cap every idle gap between consecutive arrivals at this long; seconds, or 5s, "
+                "5000ms"),
+      real_knob("tokens.bytes_per_token", &Settings::bytes_per_token)
+          .help("bytes of text per token"),
+      real_knob("tokens.mi_per_context_token", &Settings::mi_per_context_token)
+          .help("million instructions per context token, prefill"),
+      real_knob("tokens.mi_per_generated_token", &Settings::mi_per_generated_token)
+          .help("million instructions per generated token, decode"),
+      real_knob("deadline.ttft_budget_s", &Settings::ttft_budget_s, seconds)
+          .flag("ttft-budget")
+          .help("seconds promised before the first token"),
+      real_knob("deadline.decode_budget_s", &Settings::decode_budget_s, seconds)
+          .flag("decode-budget")
+          .help("seconds promised per generated token"),
+      choice_key("server.kind", &Settings::server_kind, server_kind_names())
+          .flag("server")
+          .help("server model: edge (multi-core, MODEL.md) or batching (continuous-batching "
+                "replicas, BATCHING.md)"),
+      count_knob("server.cores", &Settings::cores, 1, 1'000'000).help("edge server cores"),
+      real_knob("server.mips_per_core", &Settings::mips_per_core, positive)
+          .help("MIPS of one core"),
+      real_knob("server.idle_power_w", &Settings::idle_power_w, bounded_amount)
+          .flag("idle-power")
+          .help("server power when idle, W"),
+      real_knob("server.max_power_w", &Settings::max_power_w, bounded_amount)
+          .flag("max-power")
+          .help("server power with every core busy, W"),
   };
+  for (Row& row : batching_rows())
+    rows.push_back(std::move(row));
+  const Table rest = {
+      custom_key(
+          "network.hops", KnobText::kText,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.hops = hops_from(v, src, l);
+          },
+          [](const Settings& s) { return hops_to_json(s.hops); })
+          .file_only(),
+      real_knob("network.device_tx_nj_per_bit", &Settings::device_tx_nj_per_bit, bounded_amount)
+          .file_only(),
+      real_knob("network.device_rx_nj_per_bit", &Settings::device_rx_nj_per_bit, bounded_amount)
+          .file_only(),
+      custom_key(
+          "trace.path", KnobText::kText,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.trace_path = text(v, src, l);
+            if (s.trace_path.empty()) bad(src, l, "must name a file");
+          },
+          [](const Settings& s) { return nlohmann::ordered_json(s.trace_path); })
+          .flag("trace")
+          .help("trace file"),
+      choice_key("trace.format", &Settings::trace_format,
+                 {"auto", "azure-csv", "mooncake-jsonl", "burstgpt-csv", "aiperf-jsonl",
+                  "token-ids-jsonl", "csv", "jsonl"})
+          .flag("format")
+          .help("auto, azure-csv, mooncake-jsonl, burstgpt-csv, aiperf-jsonl, token-ids-jsonl, "
+                "csv or jsonl"),
+      text_key("trace.timestamp_column", &Settings::timestamp_column)
+          .help("column or key of the arrival time"),
+      text_key("trace.input_column", &Settings::input_column)
+          .help("column or key of the input (context) tokens"),
+      text_key("trace.output_column", &Settings::output_column)
+          .help("column or key of the output (generated) tokens"),
+      text_key("trace.hash_ids_column", &Settings::hash_ids_column)
+          .help("column or key of the prompt block ids"),
+      choice_key("trace.timestamp_unit", &Settings::timestamp_unit,
+                 {"auto", "s", "ms", "us", "ns", "datetime"})
+          .help("s, ms, us, ns, datetime or auto"),
+      custom_key(
+          "trace.filter", KnobText::kText,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (!v.is_array()) bad(src, l, "expected a list of \"COLUMN=VALUE\" strings");
+            s.filters.clear();
+            for (const json& f : v) {
+              const std::string filter = text(f, src, l);
+              if (filter.find('=') == std::string::npos || filter.front() == '=') {
+                bad(src, l, "expected COLUMN=VALUE, got '" + filter + "'");
+              }
+              s.filters.push_back(filter);
+            }
+          },
+          [](const Settings& s) { return nlohmann::ordered_json(s.filters); })
+          .file_only(),
+      custom_key(
+          "trace.sha256", KnobText::kText,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (v.is_null()) {
+              s.trace_sha256.reset();
+              return;
+            }
+            const std::string digest = text(v, src, l);
+            if (digest.size() != 64 ||
+                digest.find_first_not_of("0123456789abcdef") != std::string::npos) {
+              bad(src, l, "expected 64 lower-case hex digits");
+            }
+            s.trace_sha256 = digest;
+          },
+          [](const Settings& s) {
+            return s.trace_sha256 ? nlohmann::ordered_json(*s.trace_sha256)
+                                  : nlohmann::ordered_json(nullptr);
+          })
+          .file_only(),
+      choice_key("synthetic.sizes", &Settings::synthetic_sizes, {"mean", "empirical", "recorded"})
+          .flag("sizes")
+          .help("synthetic request sizes: mean (the trace's means), empirical (a recorded pair "
+                "drawn) or recorded (the recorded requests themselves, only their instants "
+                "drawn)"),
+      choice_key("synthetic.arrivals", &Settings::synthetic_arrivals, {"poisson", "gamma"})
+          .flag("arrivals")
+          .help("synthetic arrivals: poisson or gamma"),
+      real_knob("synthetic.burstiness", &Settings::burstiness, positive)
+          .help("shape K of gamma inter-arrivals at the same mean rate; 1 is Poisson"),
+      count_knob("synthetic.replications", &Settings::replications, 1, 100'000)
+          .help("synthetic runs with seeds seed .. seed+R-1, reported as mean and 95 % CI"),
+      choice_key("output.per_request", &Settings::per_request, {"csv", "none"})
+          .help("csv: write requests.csv; none: summary only"),
+      custom_key(
+          "report.metric_percentiles", KnobText::kPercentiles,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.metric_percentiles = percentiles_from(v, src, l);
+          },
+          [](const Settings& s) { return nlohmann::ordered_json(s.metric_percentiles); })
+          .help("percentiles of TTFT, TPOT, E2E latency and wait in the summary, "
+                "comma-separated")
+          .by_default("50,90,99"),
+      custom_key(
+          "report.goodput", KnobText::kGoodput,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            s.goodput = goodput_from(v, src, l);
+          },
+          [](const Settings& s) { return goodput_to_json(s.goodput); })
+          .help("vLLM's goodput bounds in ms, e.g. \"ttft:500 tpot:50 e2el:2000\" (or aiperf's "
+                "names: time_to_first_token, inter_token_latency, request_latency); a request is "
+                "good when it meets every bound given")
+          .by_default("none"),
+      real_knob("report.slice_duration_s", &Settings::slice_duration_s, slice_seconds)
+          .flag("slice-duration")
+          .help("seconds a row of timeseries.csv"),
+      choice_key("report.plots", &Settings::plots, {"svg", "none"})
+          .help("svg: render the plots with gnuplot; none: no plots"),
+  };
+  rows.insert(rows.end(), rest.begin(), rest.end());
+  return rows;
+}
+
+const Table& table() {
+  static const Table kTable = make_table();
   return kTable;
 }
 
-const KeySpec* find_key(const std::string& key) {
-  for (const auto& [name, spec] : table()) {
-    if (name == key) return &spec;
+const Row* find_key(const std::string& key) {
+  for (const Row& row : table()) {
+    if (row.key == key) return &row;
   }
   return nullptr;
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
-
-std::optional<std::string> nearest(const std::string& word,
-                                   const std::vector<std::string>& candidates) {
-  std::optional<std::string> best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (const std::string& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  if (best && best_distance <= std::max<std::size_t>(2, word.size() / 3)) return best;
-  return std::nullopt;
-}
 
 RequestKnobs Settings::request_knobs() const {
   return RequestKnobs{bytes_per_token, ttft_budget_s, decode_budget_s};
@@ -767,11 +614,15 @@ TraceSource Settings::trace_source() const {
   return source;
 }
 
+const std::vector<Knob<Settings>>& settings_knobs() {
+  return table();
+}
+
 const std::vector<std::string>& settings_keys() {
   static const std::vector<std::string> kKeys = [] {
     std::vector<std::string> keys;
-    for (const auto& entry : table())
-      keys.push_back(entry.first);
+    for (const Row& row : table())
+      keys.push_back(row.key);
     return keys;
   }();
   return kKeys;
@@ -779,7 +630,7 @@ const std::vector<std::string>& settings_keys() {
 
 void set_setting(Settings& settings, const std::string& key, const json& value,
                  const std::string& source, const std::string& label) {
-  const KeySpec* spec = find_key(key);
+  const Row* spec = find_key(key);
   if (spec == nullptr) {
     const auto near = nearest(key, settings_keys());
     bad(source, label, "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
@@ -1096,12 +947,12 @@ nlohmann::ordered_json settings_to_json(const Settings& given) {
     presets_loaded = presets_loaded && given.fleet_presets.count(name) > 0;
   const Settings settings = presets_loaded ? with_fleet_wide_from_presets(given) : given;
   nlohmann::ordered_json out;
-  for (const auto& [key, spec] : table()) {
-    const auto dot = key.find('.');
-    const std::string section = key.substr(0, dot);
+  for (const Row& row : table()) {
+    const auto dot = row.key.find('.');
+    const std::string section = row.key.substr(0, dot);
     // The batching knobs are a run's only when its server batches.
     if (section == "batching" && server_section(settings.server_kind) != "batching") continue;
-    out[section][key.substr(dot + 1)] = spec.get(settings);
+    out[section][row.key.substr(dot + 1)] = row.get(settings);
   }
   // How far the presets it used may be, so that the file says so again.
   for (const auto& [name, e] : settings.preset_errors)

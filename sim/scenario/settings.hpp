@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_checks.hpp"
+#include "core/knob.hpp"
 #include "model/batching_knobs.hpp"
 #include "model/edge_server.hpp"
 #include "model/network_path.hpp"
@@ -107,6 +109,9 @@ struct Settings {
   TraceSource trace_source() const;
 };
 
+// Every knob a row (core/knob.hpp), its key "section.key", in file order: the
+// settings' own and each server section's (model/batching_knobs).
+const std::vector<Knob<Settings>>& settings_knobs();
 // Every key a settings file may hold, as "section.key", in file order.
 const std::vector<std::string>& settings_keys();
 
@@ -169,10 +174,5 @@ Settings with_fleet_wide_from_presets(const Settings& settings);
 std::vector<std::string> fleet_knob_lines(const Settings& settings);
 // The server the settings name, in the models' terms (model/server_kinds.hpp).
 ServerChoice server_choice(const Settings& settings);
-
-// The candidate nearest to `word` by edit distance, if close enough to be a
-// plausible typo.
-std::optional<std::string> nearest(const std::string& word,
-                                   const std::vector<std::string>& candidates);
 
 }  // namespace infersim
