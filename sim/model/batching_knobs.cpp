@@ -1,7 +1,6 @@
 #include "model/batching_knobs.hpp"
 
 #include <charconv>
-#include <cmath>
 #include <utility>
 
 #include "core/input_error.hpp"
@@ -287,46 +286,11 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
   const auto fail = [&](const std::string& keys, const std::string& what) {
     throw InputError(source, 0, keys, what);
   };
-  const std::pair<const char*, std::int64_t> counts[] = {
-      {"replicas", k.replicas},
-      {"max_num_seqs", k.max_num_seqs},
-      {"max_num_batched_tokens", k.max_num_batched_tokens},
-      {"block_tokens", k.block_tokens},
-      {"kv_blocks", k.kv_blocks},
-  };
-  for (const auto& [name, value] : counts) {
-    if (value < 1) fail(key(name), "must be at least 1, not " + std::to_string(value));
-  }
-  if (k.max_model_len && *k.max_model_len < 1) {
-    fail(key("max_model_len"), "must be at least 1, not " + std::to_string(*k.max_model_len));
-  }
-  // Replica and block numbers are 32-bit; a block's first token must fit too.
-  if (k.replicas > kMaxKvBlocks) {
-    fail(key("replicas"), "must be at most " + std::to_string(kMaxKvBlocks));
-  }
-  if (k.kv_blocks > kMaxKvBlocks) {
-    fail(key("kv_blocks"), "must be at most " + std::to_string(kMaxKvBlocks));
-  }
-  if (k.block_tokens > kMaxKvBlocks) {
-    fail(key("block_tokens"), "must be at most " + std::to_string(kMaxKvBlocks));
-  }
-  const std::pair<const char*, double> amounts[] = {
-      {"step_base_s", k.step_base_s},
-      {"step_prefill_token_s", k.step_prefill_token_s},
-      {"step_prefill_pair_s", k.step_prefill_pair_s},
-      {"step_decode_token_s", k.step_decode_token_s},
-      {"step_decode_context_s", k.step_decode_context_s},
-      {"step_weights_s", k.step_weights_s},
-      {"step_expert_s", k.step_expert_s},
-      {"gpu_idle_w", k.gpu_idle_w},
-      {"gpu_max_w", k.gpu_max_w},
-      {"kv_bytes_per_token", k.kv_bytes_per_token},
-      {"kv_link_latency_s", k.kv_link_latency_s},
-  };
-  for (const auto& [name, value] : amounts) {
-    if (!(std::isfinite(value) && value >= 0)) {
-      fail(key(name), "must be a finite number >= 0");
-    }
+  // Each knob within its row's bounds: the rows are the one place they are
+  // written, for a settings file, a flag and a struct built in code alike.
+  for (const BatchingRow& row : batching_knob_rows()) {
+    BatchingKnobs scratch = k;
+    row.set(scratch, nlohmann::json(row.get(k)), source, key(row.key.c_str()));
   }
   if (k.moe_experts < 0 || k.moe_active_experts < 0 || k.moe_active_experts > k.moe_experts ||
       (k.moe_experts > 0 && k.moe_active_experts < 1)) {
@@ -337,16 +301,6 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
   if (k.step_expert_s > 0 && k.moe_experts == 0) {
     fail(key("step_expert_s") + ", " + key("moe_experts"),
          "step_expert_s needs moe_experts: a dense model reads no expert");
-  }
-  if (!(std::isfinite(k.router_refresh_s) && k.router_refresh_s >= 1e-9)) {
-    fail(key("router_refresh_s"), "must be a finite number of at least 1e-9 (1 ns)");
-  }
-  if (!(std::isfinite(k.kv_link_gbps) && k.kv_link_gbps > 0)) {
-    fail(key("kv_link_gbps"), "must be a finite number > 0");
-  }
-  if (k.decode_router == RouterKind::kPrefix) {
-    fail(key("decode_router"),
-         "must be round-robin, least-requests, kv-aware or vllm-dp, not prefix");
   }
   if (k.gpu_max_w < k.gpu_idle_w) {
     fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");

@@ -94,12 +94,12 @@ std::string knob_value_text(const nlohmann::ordered_json& value);
 inline constexpr std::int64_t kMaxKvBlocks = std::int64_t{1} << 26;
 
 // Throws InputError(source, 0, "batching.<key>[, batching.<key>]", what) for
-// the first thing BATCHING.md section 1 forbids: a count below 1, a cost or
-// power below 0 (or not finite), gpu_max_w below gpu_idle_w, max_model_len
-// above kv_blocks * block_tokens, max_num_seqs above max_num_batched_tokens, a
-// block_tokens that does not divide the requests' block size
-// `block_id_tokens` (Bh; 0 when the requests carry no block ids). Also refuses
-// replicas, kv_blocks or block_tokens above kMaxKvBlocks.
+// the first thing BATCHING.md section 1 forbids: a knob outside its row's
+// bounds (batching_knob_rows), gpu_max_w below gpu_idle_w, max_model_len
+// above kv_blocks * block_tokens, max_num_seqs above max_num_batched_tokens,
+// experts a token out of 1 to moe_experts, an expert's cost on a dense model,
+// a block_tokens that does not divide the requests' block size
+// `block_id_tokens` (Bh; 0 when the requests carry no block ids).
 void check_batching_knobs(const BatchingKnobs& knobs, std::uint32_t block_id_tokens,
                           const std::string& source);
 
