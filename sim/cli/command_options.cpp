@@ -160,7 +160,7 @@ void load_fleet_presets(Settings& settings) {
   for (const std::string& name : fleet_preset_names(settings)) {
     if (settings.fleet_presets.count(name)) continue;
     std::size_t first = 0;
-    while ((*settings.fleet)[first].value("preset", std::string()) != name)
+    while ((*settings.fleet)[first].preset != name)
       ++first;
     const std::string path = find_preset_file(
         name, settings.fleet_source, "batching.fleet[" + std::to_string(first) + "].preset");
@@ -355,9 +355,9 @@ std::vector<std::string> preset_error_lines(const Settings& settings) {
     std::string classes;
     std::size_t count = 0;
     if (settings.fleet) {
-      for (const auto& c : *settings.fleet) {
-        if (c.value("preset", std::string()) != name) continue;
-        classes += (classes.empty() ? "" : ", ") + c["name"].get<std::string>();
+      for (const FleetClassSettings& c : *settings.fleet) {
+        if (c.preset != name) continue;
+        classes += (classes.empty() ? "" : ", ") + c.name;
         ++count;
       }
     }

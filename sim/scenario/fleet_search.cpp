@@ -281,23 +281,11 @@ FleetSearch fleet_search_of(const Settings& settings, std::int64_t min, std::int
 
 Settings with_fleet_counts(const Settings& base, const FleetCounts& counts) {
   Settings settings = base;
-  nlohmann::ordered_json fleet = nlohmann::ordered_json::array();
+  std::vector<FleetClassSettings> fleet;
   for (std::size_t c = 0; c < counts.size() && c < base.fleet->size(); ++c) {
     if (counts[c] == 0) continue;
-    nlohmann::ordered_json cls = (*base.fleet)[c];
-    if (cls.contains("autoscale") && cls["autoscale"].is_object()) {
-      // Its maximum; its replicas at 0 as given, within its new bounds.
-      nlohmann::ordered_json& a = cls["autoscale"];
-      a["max"] = counts[c];
-      const std::int64_t least = a.value("min", std::int64_t{1});
-      const std::int64_t at_0 = cls.contains("replicas") && cls["replicas"].is_number_integer()
-                                    ? cls["replicas"].get<std::int64_t>()
-                                    : 1;
-      cls["replicas"] = std::clamp(at_0, least, counts[c]);
-    } else {
-      cls["replicas"] = counts[c];
-    }
-    fleet.push_back(cls);
+    fleet.push_back((*base.fleet)[c]);
+    fleet.back().resize(counts[c]);
   }
   settings.fleet = fleet;
   validate_settings(settings, "");

@@ -77,31 +77,39 @@ bool is_class_knob(const std::string& key) {
 const std::vector<std::string> kAutoscaleKeys = {
     "min", "max", "interval_s", "target_requests", "startup_s", "scale_down_delay_s"};
 
-void check_fleet_json(const json& v, const std::string& src, const std::string& l) {
+// The fleet's classes, each checked key by key and read into its type.
+std::vector<FleetClassSettings> fleet_from(const json& v, const std::string& src,
+                                           const std::string& l) {
   if (!v.is_array() || v.empty()) {
     bad(src, l, "expected a list of replica classes (objects with a name), got " + shown(v));
   }
+  std::vector<FleetClassSettings> fleet;
   std::vector<std::string> names;
+  std::vector<std::size_t> both;  // the classes that say "both"
   for (std::size_t i = 0; i < v.size(); ++i) {
     const json& c = v[i];
     const std::string at = l + "[" + std::to_string(i) + "]";
     if (!c.is_object()) bad(src, at, "expected an object (a replica class), got " + shown(c));
     if (!c.contains("name")) bad(src, at + ".name", "missing: every class has a name");
-    const std::string name = text(c["name"], src, at + ".name");
-    if (name.empty()) bad(src, at + ".name", "must not be empty");
-    if (std::find(names.begin(), names.end(), name) != names.end()) {
-      bad(src, at + ".name", "'" + name + "' names two classes; each name is unique");
+    FleetClassSettings cls;
+    cls.name = text(c["name"], src, at + ".name");
+    if (cls.name.empty()) bad(src, at + ".name", "must not be empty");
+    if (std::find(names.begin(), names.end(), cls.name) != names.end()) {
+      bad(src, at + ".name", "'" + cls.name + "' names two classes; each name is unique");
     }
-    names.push_back(name);
-    std::uint64_t replicas = 1;
-    if (c.contains("replicas"))
-      replicas = whole(c["replicas"], 1, 1'000'000, src, at + ".replicas");
-    if (c.contains("preset")) text(c["preset"], src, at + ".preset");
+    names.push_back(cls.name);
+    if (c.contains("replicas")) {
+      cls.replicas =
+          static_cast<std::int64_t>(whole(c["replicas"], 1, 1'000'000, src, at + ".replicas"));
+    }
+    if (c.contains("preset")) cls.preset = text(c["preset"], src, at + ".preset");
     if (c.contains("role")) {
       const std::string role = text(c["role"], src, at + ".role");
       if (role != "prefill" && role != "decode" && role != "both") {
         bad(src, at + ".role", "must be prefill or decode, got " + shown(c["role"]));
       }
+      if (role == "both") both.push_back(i);
+      cls.role = role == "prefill" ? Role::kPrefill : Role::kDecode;
     }
     Settings scratch;
     std::vector<std::string> allowed = class_knob_keys();
@@ -115,62 +123,74 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
                 (near ? " (did you mean '" + *near + "'?)"
                       : std::string(" (fleet-wide knobs stay in the batching section)")));
       }
-      if (is_class_knob(key)) set_setting(scratch, "batching." + key, value, src, at + "." + key);
-    }
-    if (!c.contains("autoscale")) continue;
-    const json& a = c["autoscale"];
-    const std::string as = at + ".autoscale";
-    if (!a.is_object()) bad(src, as, "expected an object (min, max, ...), got " + shown(a));
-    for (const auto& [key, value] : a.items()) {
-      if (std::find(kAutoscaleKeys.begin(), kAutoscaleKeys.end(), key) == kAutoscaleKeys.end()) {
-        const auto near = nearest(key, kAutoscaleKeys);
-        bad(src, as + "." + key,
-            "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+      if (is_class_knob(key)) {
+        set_setting(scratch, "batching." + key, value, src, at + "." + key);
+        cls.knobs.emplace_back(key, value);
       }
     }
-    for (const char* k : {"min", "max"}) {
-      if (!a.contains(k)) bad(src, as + "." + k, "missing: an autoscaled class sets min and max");
+    cls.given = nlohmann::ordered_json(c);
+    if (c.contains("autoscale")) {
+      const json& a = c["autoscale"];
+      const std::string as = at + ".autoscale";
+      if (!a.is_object()) bad(src, as, "expected an object (min, max, ...), got " + shown(a));
+      for (const auto& [key, value] : a.items()) {
+        if (std::find(kAutoscaleKeys.begin(), kAutoscaleKeys.end(), key) == kAutoscaleKeys.end()) {
+          const auto near = nearest(key, kAutoscaleKeys);
+          bad(src, as + "." + key,
+              "unknown key" + (near ? " (did you mean '" + *near + "'?)" : std::string()));
+        }
+      }
+      for (const char* k : {"min", "max"}) {
+        if (!a.contains(k)) bad(src, as + "." + k, "missing: an autoscaled class sets min and max");
+      }
+      Autoscale scale;
+      scale.min = static_cast<std::int64_t>(whole(a["min"], 1, 1'000'000, src, as + ".min"));
+      scale.max = static_cast<std::int64_t>(whole(a["max"], 1, 1'000'000, src, as + ".max"));
+      if (scale.max < cls.replicas || cls.replicas < scale.min) {
+        bad(src, as + ".min, " + as + ".max, " + at + ".replicas",
+            "need min <= replicas <= max, got " + std::to_string(scale.min) +
+                " <= " + std::to_string(cls.replicas) + " <= " + std::to_string(scale.max));
+      }
+      if (a.contains("interval_s") && !(number(a["interval_s"], src, as + ".interval_s") > 0)) {
+        bad(src, as + ".interval_s", "must be greater than 0, got " + shown(a["interval_s"]));
+      }
+      const auto duration = [&](const char* k, Duration fallback) {
+        return a.contains(k) ? Duration::from_seconds(longest_duration(a[k], src, as + "." + k))
+                             : fallback;
+      };
+      scale.interval = duration("interval_s", scale.interval);
+      scale.startup = duration("startup_s", scale.startup);
+      scale.scale_down_delay = duration("scale_down_delay_s", scale.scale_down_delay);
+      if (a.contains("target_requests")) {
+        scale.target_requests = number(a["target_requests"], src, as + ".target_requests");
+        if (!(scale.target_requests > 0)) {
+          bad(src, as + ".target_requests",
+              "must be greater than 0, got " + shown(a["target_requests"]));
+        }
+      }
+      if (scale.interval <= Duration::zero()) {
+        bad(src, as + ".interval_s", "must be at least 1 ns");
+      }
+      cls.autoscale = scale;
     }
-    const std::uint64_t min = whole(a["min"], 1, 1'000'000, src, as + ".min");
-    const std::uint64_t max = whole(a["max"], 1, 1'000'000, src, as + ".max");
-    if (max < replicas || replicas < min) {
-      bad(src, as + ".min, " + as + ".max, " + at + ".replicas",
-          "need min <= replicas <= max, got " + std::to_string(min) +
-              " <= " + std::to_string(replicas) + " <= " + std::to_string(max));
-    }
-    if (a.contains("interval_s") && !(number(a["interval_s"], src, as + ".interval_s") > 0)) {
-      bad(src, as + ".interval_s", "must be greater than 0, got " + shown(a["interval_s"]));
-    }
-    for (const char* k : {"interval_s", "startup_s", "scale_down_delay_s"}) {
-      if (a.contains(k)) longest_duration(a[k], src, as + "." + k);
-    }
-    if (a.contains("target_requests") &&
-        !(number(a["target_requests"], src, as + ".target_requests") > 0)) {
-      bad(src, as + ".target_requests",
-          "must be greater than 0, got " + shown(a["target_requests"]));
-    }
-    for (const char* k : {"startup_s", "scale_down_delay_s"}) {
-      if (a.contains(k)) at_least(a[k], 0, src, as + "." + k);
-    }
+    fleet.push_back(std::move(cls));
   }
   // Section 12: no class names a role, or every class does, both present
   // (and none says both).
-  std::size_t named = 0, prefill = 0, decode = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].contains("role")) continue;
-    ++named;
-    const std::string role = v[i]["role"].get<std::string>();
-    prefill += role == "prefill";
-    decode += role == "decode";
-    if (role == "both") {
-      bad(src, l + "[" + std::to_string(i) + "].role",
-          "'both' in a disaggregated fleet: a class is prefill or decode (leave every role out "
-          "for a colocated fleet)");
-    }
+  if (!both.empty()) {
+    bad(src, l + "[" + std::to_string(both.front()) + "].role",
+        "'both' in a disaggregated fleet: a class is prefill or decode (leave every role out "
+        "for a colocated fleet)");
   }
-  if (named != 0 && named != v.size()) {
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].contains("role")) {
+  std::size_t named = 0, prefill = 0, decode = 0;
+  for (const FleetClassSettings& cls : fleet) {
+    named += cls.role != Role::kBoth;
+    prefill += cls.role == Role::kPrefill;
+    decode += cls.role == Role::kDecode;
+  }
+  if (named != 0 && named != fleet.size()) {
+    for (std::size_t i = 0; i < fleet.size(); ++i) {
+      if (fleet[i].role == Role::kBoth) {
         bad(src, l + "[" + std::to_string(i) + "].role",
             "missing: in a disaggregated fleet every class names its role (prefill or decode)");
       }
@@ -181,6 +201,7 @@ void check_fleet_json(const json& v, const std::string& src, const std::string& 
         std::string("a disaggregated fleet needs a prefill class and a decode class; it has no ") +
             (prefill == 0 ? "prefill" : "decode") + " class");
   }
+  return fleet;
 }
 
 std::vector<std::string> server_kind_names() {
@@ -344,20 +365,24 @@ Table batching_rows() {
       real_knob("batching.price_per_gpu_hour", &Settings::price_per_gpu_hour, bounded_amount)
           .file_only()
           .per_class());
-  rows.push_back(
-      custom_key(
-          "batching.fleet", KnobText::kText,
-          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
-            if (v.is_null()) {
-              s.fleet.reset();
-              return;
-            }
-            check_fleet_json(v, src, l);
-            s.fleet = v;
-            s.fleet_source = src;
-          },
-          [](const Settings& s) { return s.fleet ? *s.fleet : nlohmann::ordered_json(nullptr); })
-          .file_only());
+  rows.push_back(custom_key(
+                     "batching.fleet", KnobText::kText,
+                     [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+                       if (v.is_null()) {
+                         s.fleet.reset();
+                         return;
+                       }
+                       s.fleet = fleet_from(v, src, l);
+                       s.fleet_source = src;
+                     },
+                     [](const Settings& s) {
+                       if (!s.fleet) return nlohmann::ordered_json(nullptr);
+                       nlohmann::ordered_json fleet = nlohmann::ordered_json::array();
+                       for (const FleetClassSettings& c : *s.fleet)
+                         fleet.push_back(c.given);
+                       return fleet;
+                     })
+                     .file_only());
   return rows;
 }
 
@@ -863,7 +888,7 @@ void validate_settings(const Settings& s, const std::string& source) {
   // their defaults (a run's settings.json holds them all).
   if (batching) {
     const bool split = s.fleet && std::any_of(s.fleet->begin(), s.fleet->end(),
-                                              [](const auto& c) { return c.contains("role"); });
+                                              [](const auto& c) { return c.role != Role::kBoth; });
     const Settings defaults;
     for (const char* key :
          {"batching.decode_router", "batching.kv_link_gbps", "batching.kv_link_latency_s"}) {
@@ -967,10 +992,9 @@ namespace infersim {
 std::vector<std::string> fleet_preset_names(const Settings& settings) {
   std::vector<std::string> names;
   if (!settings.fleet) return names;
-  for (const auto& c : *settings.fleet) {
-    if (!c.contains("preset")) continue;
-    const std::string name = c["preset"].get<std::string>();
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const FleetClassSettings& c : *settings.fleet) {
+    if (c.preset.empty()) continue;
+    if (std::find(names.begin(), names.end(), c.preset) == names.end()) names.push_back(c.preset);
   }
   return names;
 }
@@ -982,8 +1006,8 @@ std::int64_t fleet_model_len(const Settings& settings, const std::vector<Replica
     const ReplicaClass& c = classes[i];
     // A class's preset's max_model_len stands in for 131072 (section 13.1).
     std::int64_t cap = 131072;
-    if (settings.fleet && i < settings.fleet->size() && (*settings.fleet)[i].contains("preset")) {
-      const auto preset = settings.fleet_presets.find((*settings.fleet)[i]["preset"]);
+    if (settings.fleet && i < settings.fleet->size() && !(*settings.fleet)[i].preset.empty()) {
+      const auto preset = settings.fleet_presets.find((*settings.fleet)[i].preset);
       if (preset != settings.fleet_presets.end() && preset->second.contains("max_model_len") &&
           preset->second["max_model_len"].is_number_integer()) {
         cap = preset->second["max_model_len"].get<std::int64_t>();
@@ -1006,9 +1030,9 @@ namespace {
 
 // The class's preset's batching section, or null when it names none (or it
 // is not loaded yet).
-const nlohmann::json* class_preset(const Settings& settings, const nlohmann::ordered_json& c) {
-  if (!c.contains("preset")) return nullptr;
-  const auto found = settings.fleet_presets.find(c["preset"].get<std::string>());
+const nlohmann::json* class_preset(const Settings& settings, const FleetClassSettings& c) {
+  if (c.preset.empty()) return nullptr;
+  const auto found = settings.fleet_presets.find(c.preset);
   return found == settings.fleet_presets.end() ? nullptr : &found->second;
 }
 
@@ -1029,9 +1053,9 @@ Settings with_fleet_wide_from_presets(const Settings& settings) {
       if (preset == nullptr || !preset->contains(key)) continue;
       const nlohmann::json& v = (*preset)[key];
       const auto at = [&](std::size_t j) {
-        const auto& cj = (*settings.fleet)[j];
-        return "batching.fleet[" + std::to_string(j) + "] (" + cj["name"].get<std::string>() +
-               ", preset " + cj["preset"].get<std::string>() + ")";
+        const FleetClassSettings& cj = (*settings.fleet)[j];
+        return "batching.fleet[" + std::to_string(j) + "] (" + cj.name + ", preset " + cj.preset +
+               ")";
       };
       if (!value) {
         value = v;
@@ -1041,7 +1065,7 @@ Settings with_fleet_wide_from_presets(const Settings& settings) {
             "the classes' presets disagree (" + value->dump() + " against " + v.dump() +
                 ") and a fleet has one " + key + ": set batching." + key + " for the whole fleet");
       }
-      carriers += (carriers.empty() ? "" : ", ") + c["name"].get<std::string>();
+      carriers += (carriers.empty() ? "" : ", ") + c.name;
     }
     if (!value) continue;
     set_setting(out, "batching." + key, *value, src, "batching." + key);
@@ -1068,8 +1092,8 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
   const Settings settings = with_fleet_wide_from_presets(given);
   const Settings defaults;
   std::size_t width = std::string("fleet-wide").size();
-  for (const auto& c : *settings.fleet)
-    width = std::max(width, c["name"].get<std::string>().size());
+  for (const FleetClassSettings& c : *settings.fleet)
+    width = std::max(width, c.name.size());
   const auto section_value = [&](const Settings& from, const std::string& key) {
     return find_key("batching." + key)->get(from).dump();
   };
@@ -1092,7 +1116,7 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
   };
   std::vector<std::pair<std::string, std::string>> wide;
   const bool split = std::any_of(settings.fleet->begin(), settings.fleet->end(),
-                                 [](const auto& c) { return c.contains("role"); });
+                                 [](const auto& c) { return c.role != Role::kBoth; });
   std::vector<std::string> wide_keys = {"router"};
   if (split)
     wide_keys.insert(wide_keys.end(), {"decode_router", "kv_link_gbps", "kv_link_latency_s"});
@@ -1110,16 +1134,15 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
                     "max_model_len = " + std::to_string(fleet_model_len(settings, classes)));
   add_groups("fleet-wide", wide);
   for (std::size_t i = 0; i < settings.fleet->size(); ++i) {
-    const auto& c = (*settings.fleet)[i];
+    const FleetClassSettings& c = (*settings.fleet)[i];
     const nlohmann::json* preset = class_preset(settings, c);
     std::vector<std::pair<std::string, std::string>> rows;
     rows.emplace_back("class", "replicas = " + std::to_string(classes[i].replicas));
     for (const std::string& key : class_knob_keys()) {
-      if (c.contains(key)) {
-        rows.emplace_back("class", key + " = " + c[key].dump());
+      if (const nlohmann::json* own = c.knob(key)) {
+        rows.emplace_back("class", key + " = " + own->dump());
       } else if (preset != nullptr && preset->contains(key)) {
-        rows.emplace_back("preset " + c["preset"].get<std::string>(),
-                          key + " = " + (*preset)[key].dump());
+        rows.emplace_back("preset " + c.preset, key + " = " + (*preset)[key].dump());
       } else if (const auto set = settings.set_by.find("batching." + key);
                  set != settings.set_by.end()) {
         rows.emplace_back(set->second, key + " = " + section_value(settings, key));
@@ -1127,9 +1150,27 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
         rows.emplace_back("default", key + " = " + section_value(defaults, key));
       }
     }
-    add_groups(c["name"].get<std::string>(), rows);
+    add_groups(c.name, rows);
   }
   return lines;
+}
+
+const nlohmann::json* FleetClassSettings::knob(const std::string& key) const {
+  for (const auto& [k, value] : knobs)
+    if (k == key) return &value;
+  return nullptr;
+}
+
+void FleetClassSettings::resize(std::int64_t count) {
+  if (autoscale) {
+    // Its maximum; its replicas at 0 as given, within its new bounds.
+    autoscale->max = count;
+    given["autoscale"]["max"] = count;
+    replicas = std::clamp(replicas, autoscale->min, count);
+  } else {
+    replicas = count;
+  }
+  given["replicas"] = replicas;
 }
 
 std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
@@ -1138,53 +1179,33 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
   const std::string& src = settings.fleet_source;
   const Settings base = with_fleet_wide_from_presets(settings);
   for (std::size_t i = 0; i < settings.fleet->size(); ++i) {
-    const auto& c = (*settings.fleet)[i];
+    const FleetClassSettings& c = (*settings.fleet)[i];
     const std::string at = "batching.fleet[" + std::to_string(i) + "]";
     // The section's knobs, then the preset's a class may set, then its own.
     Settings scratch = base;
-    if (c.contains("preset")) {
-      const std::string preset = c["preset"].get<std::string>();
-      const auto found = settings.fleet_presets.find(preset);
+    if (!c.preset.empty()) {
+      const auto found = settings.fleet_presets.find(c.preset);
       if (found == settings.fleet_presets.end()) {
-        bad(src, at + ".preset", "no preset named '" + preset + "' was loaded");
+        bad(src, at + ".preset", "no preset named '" + c.preset + "' was loaded");
       }
       for (const auto& [key, value] : found->second.items()) {
         if (is_class_knob(key)) {
           set_setting(scratch, "batching." + key, value, src,
-                      at + ".preset (" + preset + "): batching." + key);
+                      at + ".preset (" + c.preset + "): batching." + key);
         }
       }
     }
-    for (const auto& [key, value] : c.items()) {
-      if (is_class_knob(key)) set_setting(scratch, "batching." + key, value, src, at + "." + key);
-    }
+    for (const auto& [key, value] : c.knobs)
+      set_setting(scratch, "batching." + key, value, src, at + "." + key);
     ReplicaClass cls;
-    cls.name = c["name"].get<std::string>();
-    cls.replicas = c.contains("replicas") ? c["replicas"].get<std::int64_t>() : 1;
+    cls.name = c.name;
+    cls.replicas = c.replicas;
     cls.knobs = scratch.batching;
     cls.knobs.replicas = cls.replicas;
     cls.gpus = scratch.gpus_per_replica;
-    if (c.contains("role")) {
-      cls.role = c["role"].get<std::string>() == "prefill" ? Role::kPrefill : Role::kDecode;
-    }
+    cls.role = c.role;
     cls.price_per_gpu_hour = scratch.price_per_gpu_hour;
-    if (c.contains("autoscale")) {
-      const auto& a = c["autoscale"];
-      Autoscale scale;
-      scale.min = a["min"].get<std::int64_t>();
-      scale.max = a["max"].get<std::int64_t>();
-      const auto duration = [&](const char* key, Duration fallback) {
-        return a.contains(key) ? Duration::from_seconds(a[key].get<double>()) : fallback;
-      };
-      scale.interval = duration("interval_s", scale.interval);
-      if (scale.interval <= Duration::zero()) {
-        bad(src, at + ".autoscale.interval_s", "must be at least 1 ns");
-      }
-      scale.startup = duration("startup_s", scale.startup);
-      scale.scale_down_delay = duration("scale_down_delay_s", scale.scale_down_delay);
-      if (a.contains("target_requests")) scale.target_requests = a["target_requests"].get<double>();
-      cls.autoscale = scale;
-    }
+    cls.autoscale = c.autoscale;
     classes.push_back(std::move(cls));
   }
   // Fleet-wide: max_model_len, within every class's K * B; each class's own

@@ -27,6 +27,28 @@
 
 namespace infersim {
 
+// A class of a fleet as the settings give it (BATCHING.md section 11), read
+// and checked once where the settings are read; nothing reads the fleet's
+// JSON after.
+struct FleetClassSettings {
+  std::string name;
+  std::int64_t replicas = 1;  // at 0
+  std::string preset;         // empty: none
+  Role role = Role::kBoth;    // kBoth: no role given (a colocated fleet)
+  std::optional<Autoscale> autoscale;
+  // The class's own knobs of the batching section, checked, in the order given.
+  std::vector<std::pair<std::string, nlohmann::json>> knobs;
+  // The class as given, which settings.json writes again with the file's
+  // order of keys; `resize` writes its new count into it.
+  nlohmann::ordered_json given;
+
+  // The class's own value of a knob, or nullptr.
+  const nlohmann::json* knob(const std::string& key) const;
+  // `count` replicas, or, autoscaled, at most `count`, its replicas at 0 as
+  // given within its new bounds (the cheapest-fleet search's grid).
+  void resize(std::int64_t count);
+};
+
 struct Settings {
   // run
   std::string mode = "compare";  // compare | recorded | synthetic
@@ -60,7 +82,7 @@ struct Settings {
   // classes' presets' batching sections, by name (load_fleet_presets).
   std::int64_t gpus_per_replica = 1;
   double price_per_gpu_hour = 0;
-  std::optional<nlohmann::ordered_json> fleet;
+  std::optional<std::vector<FleetClassSettings>> fleet;
   std::string fleet_source;
   std::map<std::string, nlohmann::json> fleet_presets;
   // Who set each key ("batching.kv_blocks" -> a settings file's path, a flag
