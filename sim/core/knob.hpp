@@ -55,6 +55,12 @@ struct Knob {
   std::string unit_text;      // after the value on the page: " s", " W"
   std::string pair_key;       // a knob shown in the same row, after " / "
   bool class_knob = false;    // a fleet's class may set it (BATCHING.md section 11)
+  // A fleet takes it from its classes' presets when they agree (section 13.1).
+  bool preset_wide = false;
+  // Of a fleet split into prefill and decode alone (section 12): shown only
+  // for one, and refused elsewhere unless a preset carries it.
+  bool split_only = false;
+  int page_order = 0;  // its place among the page's rows; 0: after those placed
 
   Knob& flag(std::string name) {
     flag_name = std::move(name);
@@ -87,6 +93,18 @@ struct Knob {
   }
   Knob& per_class() {
     class_knob = true;
+    return *this;
+  }
+  Knob& from_presets() {
+    preset_wide = true;
+    return *this;
+  }
+  Knob& of_a_split() {
+    split_only = true;
+    return *this;
+  }
+  Knob& on_page(int place) {
+    page_order = place;
     return *this;
   }
   // The flag without its dashes.
@@ -162,6 +180,9 @@ std::vector<Knob<Outer>> knobs_within(const std::vector<Knob<Inner>>& rows,
     lifted.unit_text = row.unit_text;
     lifted.pair_key = row.pair_key;
     lifted.class_knob = row.class_knob;
+    lifted.preset_wide = row.preset_wide;
+    lifted.split_only = row.split_only;
+    lifted.page_order = row.page_order;
     out.push_back(std::move(lifted));
   }
   return out;

@@ -122,72 +122,93 @@ std::vector<BatchingRow> table_rows() {
   std::vector<BatchingRow> rows = {
       count_knob("replicas", &BatchingKnobs::replicas, 1, 1'000'000)
           .help("batching: engine replicas, each with its own KV cache")
-          .label("Replicas"),
+          .label("Replicas")
+          .on_page(10),
       router_knob("router", &BatchingKnobs::router, false)
           .help("batching: " + spelled(router_words(false)))
-          .label("Router"),
+          .label("Router")
+          .on_page(20),
       real_knob("router_refresh_s", &BatchingKnobs::router_refresh_s, refresh_seconds)
           .help("batching: how often the vllm-dp router's counts refresh, s")
-          .label("Router counts refreshed every", " s"),
+          .label("Router counts refreshed every", " s")
+          .on_page(30),
       count_knob("max_num_seqs", &BatchingKnobs::max_num_seqs, 1, kBlocks)
           .help("batching: most requests running a replica")
           .label("Most requests running a replica")
+          .on_page(50)
           .per_class(),
       count_knob("max_num_batched_tokens", &BatchingKnobs::max_num_batched_tokens, 1,
                  std::uint64_t{1} << 40)
           .help("batching: tokens a step may schedule")
           .label("Most tokens a step")
+          .on_page(60)
           .per_class(),
       count_knob("block_tokens", &BatchingKnobs::block_tokens, 1, kBlocks)
           .help("batching: tokens a KV block holds")
-          .label("Tokens a KV block"),
+          .label("Tokens a KV block")
+          .on_page(80)
+          .from_presets(),
       count_knob("kv_blocks", &BatchingKnobs::kv_blocks, 1, kBlocks)
           .help("batching: usable KV blocks a replica")
           .label("KV blocks a replica")
+          .on_page(70)
           .per_class(),
       model_len_knob()
           .help("batching: longest request, prompt + output, accepted")
           .by_default("min(131072, kv-blocks x block-tokens)")
-          .label("Longest request (tokens)"),
+          .label("Longest request (tokens)")
+          .on_page(90),
       switch_knob("prefix_caching", &BatchingKnobs::prefix_caching)
           .help("batching: on or off: share cached prompt blocks between requests")
-          .label("Prefix caching"),
+          .label("Prefix caching")
+          .on_page(100)
+          .from_presets(),
       switch_knob("reserve_full_prompt", &BatchingKnobs::reserve_full_prompt)
           .help("batching: on or off: admit a request only if its whole prompt fits")
-          .label("Admit only whole prompts"),
+          .label("Admit only whole prompts")
+          .on_page(110)
+          .from_presets(),
       real_knob("step_base_s", &BatchingKnobs::step_base_s)
           .help("batching: fixed cost of a step, s")
           .label("Step, fixed cost", " s")
+          .on_page(120)
           .per_class(),
       real_knob("step_prefill_token_s", &BatchingKnobs::step_prefill_token_s)
           .help("batching: cost of a prefill token, s")
           .label("Step, a prefill token", " s")
+          .on_page(130)
           .per_class(),
       real_knob("step_prefill_pair_s", &BatchingKnobs::step_prefill_pair_s)
           .help("batching: cost of a (query, key) pair of prefill attention, s")
           .label("Step, a prefill attention pair", " s")
+          .on_page(140)
           .per_class(),
       real_knob("step_decode_token_s", &BatchingKnobs::step_decode_token_s)
           .help("batching: cost of a decode token, s")
           .label("Step, a decode token", " s")
+          .on_page(150)
           .per_class(),
       real_knob("step_decode_context_s", &BatchingKnobs::step_decode_context_s)
           .help("batching: cost of a context token read by a decode, s")
           .label("Step, a context token read by a decode", " s")
+          .on_page(160)
           .per_class(),
       real_knob("step_weights_s", &BatchingKnobs::step_weights_s)
           .help("batching: the weights read once a step, s, the roofline's memory side")
           .label("Step, the weights read", " s")
+          .on_page(170)
           .per_class(),
       real_knob("step_expert_s", &BatchingKnobs::step_expert_s)
           .help("batching: one expert's weights read in a step, s")
           .by_default("0; needs moe-experts")
           .label("Step, an expert's weights read", " s")
+          .on_page(180)
           .per_class(),
       count_knob("moe_experts", &BatchingKnobs::moe_experts, 0, 1'000'000)
           .help("batching: experts of a mixture-of-experts model")
           .by_default("0: dense")
           .label("Experts, and those a token is routed to")
+          .on_page(190)
           .shown_with("moe_active_experts")
           .per_class(),
       count_knob("moe_active_experts", &BatchingKnobs::moe_active_experts, 0, 1'000'000)
@@ -198,10 +219,12 @@ std::vector<BatchingRow> table_rows() {
           .help("batching: on or off: a step costs its fixed part plus the larger of its memory "
                 "and compute sides, not their sum")
           .label("Step is the larger of memory and compute")
+          .on_page(200)
           .per_class(),
       real_knob("gpu_idle_w", &BatchingKnobs::gpu_idle_w, json_check::bounded_amount)
           .help("batching: power of an idle replica, W")
           .label("Power of a replica, idle / stepping", " W")
+          .on_page(210)
           .shown_with("gpu_max_w")
           .per_class(),
       real_knob("gpu_max_w", &BatchingKnobs::gpu_max_w, json_check::bounded_amount)
@@ -211,28 +234,41 @@ std::vector<BatchingRow> table_rows() {
       router_knob("decode_router", &BatchingKnobs::decode_router, true)
           .help("batching, disaggregated: " + spelled(router_words(true)) +
                 " among the decode replicas")
-          .label("Router of the decode replicas"),
+          .label("Router of the decode replicas")
+          .on_page(240)
+          .of_a_split(),
       real_knob("kv_bytes_per_token", &BatchingKnobs::kv_bytes_per_token)
           .help("batching, disaggregated: KV bytes a prompt token transfers")
-          .label("KV bytes a prompt token transfers"),
+          .label("KV bytes a prompt token transfers")
+          .on_page(250)
+          .from_presets()
+          .of_a_split(),
       real_knob("kv_link_gbps", &BatchingKnobs::kv_link_gbps, json_check::positive)
           .help("batching, disaggregated: a prefill replica's link to the decode replicas, "
                 "Gbit/s")
-          .label("A prefill replica's link", " Gbit/s"),
+          .label("A prefill replica's link", " Gbit/s")
+          .on_page(260)
+          .of_a_split(),
       real_knob("kv_link_latency_s", &BatchingKnobs::kv_link_latency_s,
                 json_check::longest_duration)
           .help("batching, disaggregated: fixed cost of a KV transfer, s")
-          .label("A KV transfer's fixed cost", " s"),
+          .label("A KV transfer's fixed cost", " s")
+          .on_page(270)
+          .of_a_split(),
       switch_knob("async_scheduling", &BatchingKnobs::async_scheduling)
           .help("batching: on or off: plan a step while the one before runs")
-          .label("Asynchronous scheduling"),
+          .label("Asynchronous scheduling")
+          .on_page(220)
+          .from_presets(),
       switch_knob("replay_turns", &BatchingKnobs::replay_turns)
           .help("batching, --measured RUN: on or off: a recorded arrival is the engine's turn, "
                 "taken at the nearer end of the step running then")
-          .label("Replayed arrivals taken at turns"),
+          .label("Replayed arrivals taken at turns")
+          .on_page(40),
       switch_knob("lockstep", &BatchingKnobs::lockstep)
           .help("batching: on or off: replicas step together, as data-parallel MoE engines")
-          .label("Replicas in lockstep"),
+          .label("Replicas in lockstep")
+          .on_page(230),
   };
   for (const BatchingRow& row : added_rows())
     rows.push_back(row);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -33,10 +34,13 @@ SimTime on_clock(SimTime at, Duration d, const Keys& keys) {
   return SimTime::ns(sum);
 }
 
-constexpr const char* kStepCostKeys =
-    "batching.step_base_s, batching.step_prefill_token_s, batching.step_prefill_pair_s, "
-    "batching.step_decode_token_s, batching.step_decode_context_s, batching.step_weights_s, "
-    "batching.step_expert_s";
+// "batching.step_base_s, ...": the step terms' keys.
+std::string step_cost_keys() {
+  std::string keys;
+  for (const char* key : kStepTermKeys)
+    keys += (keys.empty() ? "batching." : ", batching.") + std::string(key);
+  return keys;
+}
 
 [[noreturn, gnu::cold, gnu::noinline]] void step_too_long(const StepWork& w, double seconds) {
   char text[320];
@@ -46,7 +50,7 @@ constexpr const char* kStepCostKeys =
                 "smaller step costs",
                 static_cast<unsigned long long>(w.prefill_tokens),
                 static_cast<unsigned long long>(w.decode_requests), seconds);
-  throw InputError("", 0, kStepCostKeys, text);
+  throw InputError("", 0, step_cost_keys(), text);
 }
 
 // The end of a step of `work` begun at `now`: StepCost::duration, refused
@@ -57,7 +61,7 @@ SimTime step_end(SimTime now, const StepCost& cost, const StepWork& work) {
   if (!(seconds <= kLongestDurationS)) [[unlikely]]
     step_too_long(work, seconds);
   return on_clock(now, Duration::ns(std::max<std::int64_t>(1, seconds_to_ns(seconds))),
-                  [] { return std::string(kStepCostKeys); });
+                  [] { return step_cost_keys(); });
 }
 
 // Section 11's energy of `replicas` replicas of a class, each provisioned
@@ -669,29 +673,17 @@ ClassDescription describe_class(const ReplicaClass& cls, bool disaggregated) {
       {"GPUs a replica", "", "gpus", "", "", "", number(cls.gpus)},
       {"Price of a GPU-hour", "", "price_per_gpu_hour", "", "", "",
        "$" + knob_text(cls.price_per_gpu_hour)},
-      {"Most requests running a replica", "", "max_num_seqs", "", "", "", number(k.max_num_seqs)},
-      {"Most tokens a step", "", "max_num_batched_tokens", "", "", "",
-       number(k.max_num_batched_tokens)},
-      {"KV blocks a replica", "", "kv_blocks", "", "", "", number(k.kv_blocks)},
-      {"Step, fixed cost", "", "step_base_s", "", "", "", knob_text(k.step_base_s) + " s"},
-      {"Step, a prefill token", "", "step_prefill_token_s", "", "", "",
-       knob_text(k.step_prefill_token_s) + " s"},
-      {"Step, a prefill attention pair", "", "step_prefill_pair_s", "", "", "",
-       knob_text(k.step_prefill_pair_s) + " s"},
-      {"Step, a decode token", "", "step_decode_token_s", "", "", "",
-       knob_text(k.step_decode_token_s) + " s"},
-      {"Step, a context token read by a decode", "", "step_decode_context_s", "", "", "",
-       knob_text(k.step_decode_context_s) + " s"},
-      {"Step, the weights read", "", "step_weights_s", "", "", "",
-       knob_text(k.step_weights_s) + " s"},
-      {"Step, an expert's weights read", "", "step_expert_s", "", "", "",
-       knob_text(k.step_expert_s) + " s"},
-      {"Experts, and those a token is routed to", "", "moe_experts", "", "moe_active_experts", "",
-       number(k.moe_experts) + " / " + number(k.moe_active_experts)},
-      {"Step is the larger of memory and compute", "", "step_roofline", "", "", "",
-       knob_text(k.step_roofline)},
-      {"Power of a replica, idle / stepping", "", "gpu_idle_w", "", "gpu_max_w", "",
-       knob_text(k.gpu_idle_w) + " W / " + knob_text(k.gpu_max_w) + " W"}};
+  };
+  // Then every knob a class sets, as its replicas run it, labelled by its row.
+  for (const Knob<BatchingKnobs>& row : batching_knob_rows()) {
+    if (!row.class_knob || row.label_text.empty()) continue;
+    std::string value = knob_value_text(row.get(k)) + row.unit_text;
+    if (!row.pair_key.empty()) {
+      const Knob<BatchingKnobs>& pair = *find_batching_knob(row.pair_key);
+      value += " / " + knob_value_text(pair.get(k)) + pair.unit_text;
+    }
+    c.knobs.push_back({row.label_text, "", row.key, "", row.pair_key, "", value});
+  }
   std::string autoscale = "none";
   if (cls.autoscale) {
     const Autoscale& a = *cls.autoscale;
@@ -767,55 +759,33 @@ ServerDescription BatchingServer::describe() const {
        {"replica_hours", "gpu_hours", "peak_replicas", "scale_ups", "scale_downs", "cost_usd",
         "usd_per_million_tokens"}}};
   d.knob_title = "Batching server";
-  // The page's rows, in its order, each labelled by its knob's row
-  // (model/batching_knobs); a row added to the section from outside shows last.
-  static const std::vector<std::string> kPage = {"replicas",
-                                                 "router",
-                                                 "router_refresh_s",
-                                                 "replay_turns",
-                                                 "max_num_seqs",
-                                                 "max_num_batched_tokens",
-                                                 "kv_blocks",
-                                                 "block_tokens",
-                                                 "max_model_len",
-                                                 "prefix_caching",
-                                                 "reserve_full_prompt",
-                                                 "step_base_s",
-                                                 "step_prefill_token_s",
-                                                 "step_prefill_pair_s",
-                                                 "step_decode_token_s",
-                                                 "step_decode_context_s",
-                                                 "step_weights_s",
-                                                 "step_expert_s",
-                                                 "moe_experts",
-                                                 "step_roofline",
-                                                 "gpu_idle_w",
-                                                 "async_scheduling",
-                                                 "lockstep"};
-  static const std::vector<std::string> kSplit = {"decode_router", "kv_bytes_per_token",
-                                                  "kv_link_gbps", "kv_link_latency_s"};
-  d.knobs.clear();
-  for (const std::string& key : kPage)
-    d.knobs.push_back(batching_page_row(key));
-  for (const Knob<BatchingKnobs>& row : batching_knob_rows()) {
-    const auto listed = [&](const std::vector<std::string>& keys) {
-      return std::find(keys.begin(), keys.end(), row.key) != keys.end();
+  // The page's rows, each labelled by its knob's row (model/batching_knobs),
+  // in the rows' order for the page, then any row added from outside; those
+  // of a split fleet last, and only for one.
+  std::vector<const Knob<BatchingKnobs>*> shown;
+  for (const Knob<BatchingKnobs>& row : batching_knob_rows())
+    if (!row.label_text.empty()) shown.push_back(&row);
+  std::stable_sort(shown.begin(), shown.end(), [](const auto* a, const auto* b) {
+    const auto place = [](const Knob<BatchingKnobs>* r) {
+      return std::make_pair(r->split_only, r->page_order == 0 ? INT_MAX : r->page_order);
     };
-    if (!row.label_text.empty() && !listed(kPage) && !listed(kSplit))
-      d.knobs.push_back(batching_page_row(row.key));
-  }
+    return place(a) < place(b);
+  });
+  d.knobs.clear();
+  for (const Knob<BatchingKnobs>* row : shown)
+    if (!row->split_only) d.knobs.push_back(batching_page_row(row->key));
   if (fleet_) {
     // The classes' own knobs go with each class; the section's values of
     // them run no replica. What stays is fleet-wide, as the server runs it.
     d.knob_title = "Batching server, fleet-wide";
-    // The values the server runs with; the longest request is the fleet's.
+    // The values the server runs with, of the knobs no class sets (the count
+    // is each class's); the longest request is the fleet's.
     d.knobs.clear();
-    for (const char* key :
-         {"router", "router_refresh_s", "replay_turns", "block_tokens", "max_model_len",
-          "prefix_caching", "reserve_full_prompt", "async_scheduling", "lockstep"}) {
-      KnobRow row = batching_page_row(key);
-      const auto value = std::string(key) == "max_model_len" ? nlohmann::ordered_json(model_len_)
-                                                             : find_batching_knob(key)->get(knobs_);
+    for (const Knob<BatchingKnobs>* knob : shown) {
+      if (knob->class_knob || knob->split_only || knob->key == "replicas") continue;
+      KnobRow row = batching_page_row(knob->key);
+      const auto value =
+          knob->key == "max_model_len" ? nlohmann::ordered_json(model_len_) : knob->get(knobs_);
       row.value = knob_value_text(value) + row.unit;
       row.unit.clear();
       d.knobs.push_back(row);
@@ -839,8 +809,8 @@ ServerDescription BatchingServer::describe() const {
   d.steps = true;
   d.hands_over = disaggregated_;
   if (disaggregated_) {
-    for (const std::string& key : kSplit)
-      d.knobs.push_back(batching_page_row(key));
+    for (const Knob<BatchingKnobs>* row : shown)
+      if (row->split_only) d.knobs.push_back(batching_page_row(row->key));
     d.table_last.insert(d.table_last.end(),
                         {"kv_transfers", "kv_transfer_p99_s", "decode_wait_p99_s"});
     d.figure_groups.push_back({"Disaggregated prefill and decode",

@@ -890,11 +890,12 @@ void validate_settings(const Settings& s, const std::string& source) {
     const bool split = s.fleet && std::any_of(s.fleet->begin(), s.fleet->end(),
                                               [](const auto& c) { return c.role != Role::kBoth; });
     const Settings defaults;
-    for (const char* key :
-         {"batching.decode_router", "batching.kv_link_gbps", "batching.kv_link_latency_s"}) {
+    for (const Row& row : table()) {
+      if (!row.split_only || row.preset_wide) continue;
+      const std::string& key = row.key;
       const auto by = s.set_by.find(key);
       if (split || by == s.set_by.end()) continue;
-      if (find_key(key)->get(s) == find_key(key)->get(defaults)) continue;
+      if (row.get(s) == row.get(defaults)) continue;
       const bool flag = by->second.starts_with("--");
       bad(flag ? std::string() : by->second, flag ? by->second : std::string(key),
           "applies to a fleet split into prefill and decode (classes with a role, BATCHING.md "
@@ -1020,9 +1021,18 @@ std::int64_t fleet_model_len(const Settings& settings, const std::vector<Replica
 }
 
 const std::vector<std::string>& fleet_wide_preset_keys() {
-  static const std::vector<std::string> kKeys = {"block_tokens", "prefix_caching",
-                                                 "reserve_full_prompt", "async_scheduling",
-                                                 "kv_bytes_per_token"};
+  // The rows that say so, a split fleet's last.
+  static const std::vector<std::string> kKeys = [] {
+    std::vector<const Row*> rows;
+    for (const Row& row : table())
+      if (row.preset_wide) rows.push_back(&row);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row* a, const Row* b) { return a->split_only < b->split_only; });
+    std::vector<std::string> keys;
+    for (const Row* row : rows)
+      keys.push_back(row->key.substr(row->key.find('.') + 1));
+    return keys;
+  }();
   return kKeys;
 }
 
@@ -1117,9 +1127,11 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
   std::vector<std::pair<std::string, std::string>> wide;
   const bool split = std::any_of(settings.fleet->begin(), settings.fleet->end(),
                                  [](const auto& c) { return c.role != Role::kBoth; });
+  // The router, a split's own knobs, those the presets may give, lockstep.
   std::vector<std::string> wide_keys = {"router"};
-  if (split)
-    wide_keys.insert(wide_keys.end(), {"decode_router", "kv_link_gbps", "kv_link_latency_s"});
+  for (const Row& row : table())
+    if (split && row.split_only && !row.preset_wide)
+      wide_keys.push_back(row.key.substr(row.key.find('.') + 1));
   wide_keys.insert(wide_keys.end(), fleet_wide_preset_keys().begin(),
                    fleet_wide_preset_keys().end());
   wide_keys.push_back("lockstep");
