@@ -30,7 +30,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kCalibrateUsage =
     "usage: infersim calibrate --from FILE --output SETTINGS.json [--mips-per-core M]\n"
     "                          [--format aiperf|vllm|csv|auto] [--force]\n"
     "       infersim calibrate --server batching --measured RUN_DIR|FILE --trace WORKLOAD\n"
@@ -218,7 +218,7 @@ int run_calibrate_command(const std::vector<std::string>& args, std::ostream& ou
     }
   }
   if (vm.count("help")) {
-    out << kUsage
+    out << kCalibrateUsage
         << "\nFits TTFT = a + b x input tokens by least squares and the mean decode time\n"
            "per token after the first, (e2e - ttft) / (output - 1); at M MIPS per core\n"
            "b x M is mi_per_context_token and the decode time x M mi_per_generated_token.\n"
