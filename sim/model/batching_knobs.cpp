@@ -8,12 +8,6 @@
 namespace infersim {
 namespace {
 
-constexpr std::pair<RouterKind, const char*> kRouterNames[] = {
-    {RouterKind::kRoundRobin, "round-robin"}, {RouterKind::kLeastRequests, "least-requests"},
-    {RouterKind::kKvAware, "kv-aware"},       {RouterKind::kPrefix, "prefix"},
-    {RouterKind::kDataParallel, "vllm-dp"},
-};
-
 constexpr std::int64_t kDefaultModelLen = 131072;
 
 std::string key(const char* name) {
@@ -21,23 +15,6 @@ std::string key(const char* name) {
 }
 
 }  // namespace
-
-std::string to_string(RouterKind kind) {
-  for (const auto& [k, name] : kRouterNames) {
-    if (k == kind) return name;
-  }
-  return "?";
-}
-
-bool parse_router_kind(const std::string& text, RouterKind& kind) {
-  for (const auto& [k, name] : kRouterNames) {
-    if (text == name) {
-      kind = k;
-      return true;
-    }
-  }
-  return false;
-}
 
 std::int64_t BatchingKnobs::model_len() const {
   if (max_model_len) return *max_model_len;
@@ -107,9 +84,9 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
   if (!(std::isfinite(k.kv_link_gbps) && k.kv_link_gbps > 0)) {
     fail(key("kv_link_gbps"), "must be a finite number > 0");
   }
-  if (k.decode_router == RouterKind::kPrefix) {
+  if (!routes_decode(k.decode_router)) {
     fail(key("decode_router"),
-         "must be round-robin, least-requests, kv-aware or vllm-dp, not prefix");
+         "must be " + router_names_text(true) + ", not " + to_string(k.decode_router));
   }
   if (k.gpu_max_w < k.gpu_idle_w) {
     fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");

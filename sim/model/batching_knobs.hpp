@@ -1,26 +1,15 @@
-// The batching server's knobs (BATCHING.md section 1) with their defaults, the
-// router's names, and the check of the combinations the spec forbids.
+// The batching server's knobs (BATCHING.md section 1) with their defaults and
+// the check of the combinations the spec forbids; the routers' names are
+// model/router_kinds.hpp's.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "model/router_kinds.hpp"
+
 namespace infersim {
-
-// Where a request goes on reaching the server (BATCHING.md section 8).
-enum class RouterKind : std::uint8_t {
-  kRoundRobin,
-  kLeastRequests,
-  kKvAware,
-  kPrefix,
-  kDataParallel
-};
-
-// "round-robin", "least-requests", "kv-aware", "prefix".
-std::string to_string(RouterKind kind);
-// The names above; false for anything else (kind left as it was).
-bool parse_router_kind(const std::string& text, RouterKind& kind);
 
 // Counts are signed so that a negative value read from settings reaches the
 // check as what it is. The defaults describe Llama-3.1-8B in BF16 on one H100
@@ -58,7 +47,7 @@ struct BatchingKnobs {
   bool engine_turn_arrivals = false;
   // Disaggregated prefill and decode (section 12), fleet-wide; used only when
   // the fleet's classes carry roles.
-  RouterKind decode_router = RouterKind::kRoundRobin;  // not `prefix`
+  RouterKind decode_router = RouterKind::kRoundRobin;  // one that routes_decode
   double kv_bytes_per_token = 131072;  // Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 x 2 bytes
   double kv_link_gbps = 400;           // a prefill replica's link
   double kv_link_latency_s = 0.0005;   // a transfer's fixed cost
@@ -74,8 +63,9 @@ inline constexpr std::int64_t kMaxKvBlocks = std::int64_t{1} << 26;
 
 // Throws InputError(source, 0, "batching.<key>[, batching.<key>]", what) for
 // the first thing BATCHING.md section 1 forbids: a count below 1, a cost or
-// power below 0 (or not finite), gpu_max_w below gpu_idle_w, max_model_len
-// above kv_blocks * block_tokens, max_num_seqs above max_num_batched_tokens, a
+// power below 0 (or not finite), gpu_max_w below gpu_idle_w, a decode_router
+// that may not route decode replicas (section 12), max_model_len above
+// kv_blocks * block_tokens, max_num_seqs above max_num_batched_tokens, a
 // block_tokens that does not divide the requests' block size
 // `block_id_tokens` (Bh; 0 when the requests carry no block ids). Also refuses
 // replicas, kv_blocks or block_tokens above kMaxKvBlocks.

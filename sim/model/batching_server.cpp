@@ -5,11 +5,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
+#include "model/router_kinds.hpp"
 
 namespace infersim {
 namespace {
@@ -76,8 +78,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
       classes_(std::move(fleet)),
       fleet_(!classes_.empty()),
       model_len_(knobs.model_len()),
-      router_(knobs.router, knobs.block_tokens),
-      decode_router_(knobs.decode_router, knobs.block_tokens),
+      router_(make_router(knobs.router, knobs)),
       link_latency_ns_(std::llround(knobs.kv_link_latency_s * 1e9)) {
   if (!fleet_) {
     ReplicaClass only;
@@ -116,8 +117,8 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   }
   rebuild_active();
   peak_provisioned_ = provisioned_count();
-  refreshes_ = knobs.router == RouterKind::kDataParallel ||
-               (disaggregated_ && knobs.decode_router == RouterKind::kDataParallel);
+  if (disaggregated_) decode_router_ = make_router(knobs.decode_router, knobs);
+  refreshes_ = router_->refresh_period() || (decode_router_ && decode_router_->refresh_period());
 }
 
 void BatchingServer::attach(ServerContext& context) {
@@ -283,7 +284,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  ReplicaScheduler& replica = *active_[router_.route(r, active_)];
+  ReplicaScheduler& replica = *active_[router_->route(r, active_)];
   if (knobs_.engine_turn_arrivals) {
     take_at_turn(replica, slot);
   } else {
@@ -334,12 +335,23 @@ void BatchingServer::take_at_turn(ReplicaScheduler& replica, std::uint32_t slot)
 }
 
 void BatchingServer::refresh_routers() {
-  const std::int64_t every = std::max<std::int64_t>(1, std::llround(knobs_.router_refresh_s * 1e9));
-  // The counts stand as they did at the latest refresh instant: nothing
-  // changed since, as every change comes through handle().
-  refresh_at_ = SimTime::ns((now_.count_ns() / every + 1) * every);
-  if (knobs_.router == RouterKind::kDataParallel) router_.refresh(active_);
-  if (knobs_.decode_router == RouterKind::kDataParallel) decode_router_.refresh(decode_active_);
+  refresh_at_ = SimTime::ns(std::numeric_limits<std::int64_t>::max());
+  refresh_router(*router_, active_, router_refresh_at_);
+  if (decode_router_) refresh_router(*decode_router_, decode_active_, decode_refresh_at_);
+}
+
+void BatchingServer::refresh_router(Router& router, std::span<ReplicaScheduler* const> view,
+                                    SimTime& at) {
+  const std::optional<Duration> period = router.refresh_period();
+  if (!period) return;
+  if (now_ >= at) {
+    // The state stands as it did at the latest refresh instant: nothing
+    // changed since, as every change comes through handle().
+    const std::int64_t every = period->count_ns();
+    at = SimTime::ns((now_.count_ns() / every + 1) * every);
+    router.refresh(view);
+  }
+  refresh_at_ = std::min(refresh_at_, at);
 }
 
 void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now) {
@@ -371,7 +383,7 @@ void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
   transfers_.push_back(now - r.last_token);  // its first token's instant
   r.transfer_end = now;
   r.transferred = true;
-  join(*decode_active_[decode_router_.route(r, decode_active_)], slot);
+  join(*decode_active_[decode_router_->route(r, decode_active_)], slot);
   // Its blocks are free: the prefill replica may admit what waited for them.
   mark(replica);
   if (ready(replica)) request_pass();
