@@ -98,8 +98,8 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   step_start_.assign(count, kIdle);
   ready_.assign((count + 63) / 64, 0);
   gone_.resize(classes_.size());
+  rules_.resize(classes_.size());
   next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
-  desired_.resize(classes_.size());
   std::uint32_t index = 0;
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
     const ReplicaClass& cls = classes_[c];
@@ -113,7 +113,10 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
         r.scheduler = make_scheduler(index, cls);
       }
     }
-    if (cls.autoscale) next_evaluation_[c] = SimTime::zero() + cls.autoscale->interval;
+    if (cls.autoscale) {
+      rules_[c] = make_scaling_rule(*cls.autoscale);
+      next_evaluation_[c] = SimTime::zero() + rules_[c]->interval();
+    }
   }
   rebuild_active();
   peak_provisioned_ = provisioned_count();
@@ -502,7 +505,7 @@ void BatchingServer::schedule_pass() {
 void BatchingServer::schedule_evaluation(SimTime after) {
   SimTime next = SimTime::ns(-1);
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
-    if (!classes_[c].autoscale) continue;
+    if (!rules_[c]) continue;
     if (next < SimTime::zero() || next_evaluation_[c] < next) next = next_evaluation_[c];
   }
   if (next < SimTime::zero() || next <= after) return;
@@ -573,82 +576,73 @@ void BatchingServer::evaluate() {
   const bool in_flight = requests_.size() > free_slots_.size();
   if (!in_flight && !context_->requests_to_come()) return;
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
-    const ReplicaClass& cls = classes_[c];
-    if (!cls.autoscale || next_evaluation_[c] != now) continue;
-    const Autoscale& a = *cls.autoscale;
-    next_evaluation_[c] = on_clock(now, a.interval, [&] { return autoscale_key(c, "interval_s"); });
-    std::uint64_t load = 0;
-    std::int64_t current = 0;
-    std::vector<std::uint32_t> absent, starting, active;
-    for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
-      const Replica& r = replicas_[i];
-      if (r.cls != c) continue;
-      switch (r.state) {
-        case State::kAbsent:
-          absent.push_back(i);
-          break;
-        case State::kStarting:
-          starting.push_back(i);
-          ++current;
-          break;
-        case State::kActive:
-          active.push_back(i);
-          load += r.scheduler->requests();
-          ++current;
-          break;
-        case State::kDraining:
-          break;
-      }
-    }
-    // Clamped in double, then made whole (section 13.3): load / target may
-    // pass any integer (a tiny target makes it infinite).
-    const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
-    const auto desired = static_cast<std::int64_t>(
-        std::min(static_cast<double>(a.max), std::max(static_cast<double>(a.min), wanted)));
-    // The stabilization window as a sliding maximum: an evaluation whose
-    // desired a later one equals or passes can never be the largest again,
-    // so the window keeps decreasing values and its front is the largest.
-    auto& window = desired_[c];
-    while (!window.empty() && window.back().second <= desired)
-      window.pop_back();
-    window.emplace_back(now, desired);
-    while (now - window.front().first >= a.scale_down_delay && window.front().first != now)
-      window.pop_front();
-    if (desired > current) {
-      const auto n =
-          std::min<std::size_t>(static_cast<std::size_t>(desired - current), absent.size());
-      for (std::size_t j = 0; j < n; ++j)
-        start_replica(absent[j], now);
-      continue;
-    }
-    const std::int64_t floor = window.front().second;  // this evaluation's included
-    if (floor >= current) continue;
-    std::int64_t going = current - floor;
-    // Starting replicas first, the latest started first (then the highest
-    // index); then active ones, the highest index first.
-    std::sort(starting.begin(), starting.end(), [&](std::uint32_t x, std::uint32_t y) {
-      if (replicas_[x].since != replicas_[y].since) return replicas_[x].since > replicas_[y].since;
-      return x > y;
-    });
-    for (const std::uint32_t i : starting) {
-      if (going == 0) break;
-      make_absent(i, now);
-      ++scale_downs_;
-      --going;
-    }
-    for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
-      Replica& r = replicas_[*it];
-      ++scale_downs_;
-      if (idle(*it) && holds_nothing(*it)) {
-        make_absent(*it, now);
-      } else {
-        r.state = State::kDraining;
-        rebuild_active();
-      }
-    }
+    if (!rules_[c] || next_evaluation_[c] != now) continue;
+    ScalingRule& rule = *rules_[c];
+    next_evaluation_[c] =
+        on_clock(now, rule.interval(), [&] { return autoscale_key(c, "interval_s"); });
+    const ScalingObservation observed = observe(c);
+    scale(c, rule.desired(observed), observed.current);
   }
   peak_provisioned_ = std::max(peak_provisioned_, provisioned_count());
   schedule_evaluation(now);
+}
+
+ScalingObservation BatchingServer::observe(std::uint32_t cls) const {
+  ScalingObservation o;
+  o.now = now_;
+  for (const Replica& r : replicas_) {
+    if (r.cls != cls) continue;
+    if (r.state == State::kStarting) ++o.current;
+    if (r.state == State::kActive) {
+      o.load += r.scheduler->requests();
+      ++o.current;
+    }
+  }
+  return o;
+}
+
+void BatchingServer::scale(std::uint32_t cls, std::int64_t desired, std::int64_t current) {
+  const SimTime now = now_;
+  std::vector<std::uint32_t> absent, starting, active;
+  for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& r = replicas_[i];
+    if (r.cls != cls) continue;
+    if (r.state == State::kAbsent) absent.push_back(i);
+    if (r.state == State::kStarting) starting.push_back(i);
+    if (r.state == State::kActive) active.push_back(i);
+  }
+  if (desired > current) {
+    // In its lowest absent slots, as many as it has.
+    const auto n =
+        std::min<std::size_t>(static_cast<std::size_t>(desired - current), absent.size());
+    for (std::size_t j = 0; j < n; ++j)
+      start_replica(absent[j], now);
+    return;
+  }
+  if (desired >= current) return;
+  std::int64_t going = current - desired;
+  // Starting replicas first, the latest started first (then the highest
+  // index); then active ones, the highest index first.
+  std::sort(starting.begin(), starting.end(), [&](std::uint32_t x, std::uint32_t y) {
+    if (replicas_[x].since != replicas_[y].since) return replicas_[x].since > replicas_[y].since;
+    return x > y;
+  });
+  for (const std::uint32_t i : starting) {
+    if (going == 0) break;
+    make_absent(i, now);
+    ++scale_downs_;
+    --going;
+  }
+  for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
+    Replica& r = replicas_[*it];
+    ++scale_downs_;
+    if (idle(*it) && holds_nothing(*it)) {
+      make_absent(*it, now);
+    } else {
+      r.state = State::kDraining;
+      rebuild_active();
+    }
+  }
 }
 
 namespace {

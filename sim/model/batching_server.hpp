@@ -2,18 +2,18 @@
 // each batching at the iteration level over a paged KV cache with prefix
 // caching (ReplicaScheduler), behind a router (model/router.hpp) that sees
 // the active replicas; with async scheduling and lockstep replicas as section
-// 10 says, and a fleet of replica classes that autoscale and cost money as
-// section 11 says, whose classes may split prefill and decode as section 12
-// says. Its own events: a request reaching the server (arrival phase), the
-// end of the steps at an instant (departure phase, replicas in index order),
-// a KV transfer's end (transfer phase, after the departures), one scheduling
-// pass an instant (schedule phase, after everything else then), a started
-// replica becoming active (activate phase, first) and the autoscaler's
-// evaluations (evaluate phase, last).
+// 10 says, and a fleet of replica classes that autoscale (each asking its
+// scaling rule, model/scaling_rule.hpp, how many replicas it wants) and cost
+// money as section 11 says, whose classes may split prefill and decode as
+// section 12 says. Its own events: a request reaching the server (arrival
+// phase), the end of the steps at an instant (departure phase, replicas in
+// index order), a KV transfer's end (transfer phase, after the departures),
+// one scheduling pass an instant (schedule phase, after everything else
+// then), a started replica becoming active (activate phase, first) and the
+// autoscaler's evaluations (evaluate phase, last).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -24,6 +24,7 @@
 #include "model/replica_class.hpp"
 #include "model/replica_scheduler.hpp"
 #include "model/router.hpp"
+#include "model/scaling_rule.hpp"
 #include "model/server_model.hpp"
 #include "model/step_cost.hpp"
 
@@ -126,7 +127,11 @@ class BatchingServer final : public ServerModel {
   void make_absent(std::uint32_t slot, SimTime now);
   std::unique_ptr<ReplicaScheduler> make_scheduler(std::uint32_t index, const ReplicaClass& cls);
   void rebuild_active();
+  // Each class due now: its rule observes it and says how many replicas it
+  // wants; scale starts or lets go the difference.
   void evaluate();
+  ScalingObservation observe(std::uint32_t cls) const;
+  void scale(std::uint32_t cls, std::int64_t desired, std::int64_t current);
   void schedule_evaluation(SimTime after);
   std::uint32_t provisioned_count() const;
 
@@ -199,10 +204,10 @@ class BatchingServer final : public ServerModel {
   std::vector<std::uint32_t> finished_;
   std::vector<StepRecord> planned_;  // lockstep: the batches of one pass
 
-  // Autoscaling: each class's next evaluation and its stabilization window,
-  // the evaluations (instant, desired) whose desired no later one reaches.
+  // Autoscaling: each class's scaling rule (none: it does not scale) and its
+  // next evaluation.
+  std::vector<std::unique_ptr<ScalingRule>> rules_;
   std::vector<SimTime> next_evaluation_;
-  std::vector<std::deque<std::pair<SimTime, std::int64_t>>> desired_;
   SimTime evaluation_at_ = SimTime::ns(-1);  // the evaluation event scheduled
 
   std::vector<ClassTotals> gone_;   // per class, of replicas gone absent
