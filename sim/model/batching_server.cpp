@@ -11,6 +11,7 @@
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
+#include "model/replica_power.hpp"
 #include "model/router_kinds.hpp"
 
 namespace infersim {
@@ -60,15 +61,6 @@ SimTime step_end(SimTime now, const StepCost& cost, const StepWork& work) {
     step_too_long(work, seconds);
   return on_clock(now, Duration::ns(std::max<std::int64_t>(1, seconds_to_ns(seconds))),
                   [] { return std::string(kStepCostKeys); });
-}
-
-// Section 11's energy of `replicas` replicas of a class, each provisioned
-// for `provisioned`, busy `busy` in all: P_idle * provisioned + (P_max -
-// P_idle) * busy, in Wh.
-double energy_wh_of(const BatchingKnobs& k, double replicas, Duration provisioned, Duration busy) {
-  return (replicas * k.gpu_idle_w * provisioned.seconds() +
-          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
-         3600;
 }
 
 }  // namespace
@@ -551,7 +543,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
   if (r.scheduler) {
     const ReplicaScheduler& s = *r.scheduler;
     gone.busy += s.busy();
-    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
+    gone.energy_wh += replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, s.busy());
     gone_preemptions_ += s.preemptions();
     gone_evicted_ += s.pool().evicted();
     gone_admissions_ += s.admissions();
@@ -560,7 +552,8 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
     gone_kv_peak_ = std::max(gone_kv_peak_, static_cast<double>(s.peak_used_blocks()) /
                                                 static_cast<double>(cls.knobs.kv_blocks));
   } else {
-    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
+    gone.energy_wh +=
+        replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, Duration::zero());
   }
   if (fleet_) spans_.push_back({slot, r.cls, r.since, r.active_from, now});
   const bool was_active = r.state == State::kActive;
@@ -718,8 +711,7 @@ ServerDescription BatchingServer::describe() const {
   d.units = static_cast<std::uint32_t>(replicas_.size());
   if (fleet_) {
     for (const Replica& r : replicas_) {
-      const BatchingKnobs& k = classes_[r.cls].knobs;
-      d.unit_dynamic_w.push_back(k.gpu_max_w - k.gpu_idle_w);
+      d.unit_dynamic_w.push_back(ReplicaPower::of(classes_[r.cls].knobs).dynamic_w);
     }
   }
   const std::string router = "router " + to_string(knobs_.router);
@@ -873,12 +865,13 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     const Duration provisioned = end - r.since;
     t.provisioned += provisioned;
     if (!r.scheduler) {
-      t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
+      t.energy_wh +=
+          replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, Duration::zero());
       continue;
     }
     const ReplicaScheduler& s = *r.scheduler;
     t.busy += s.busy();
-    t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
+    t.energy_wh += replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, s.busy());
     preemptions += s.preemptions();
     evicted += s.pool().evicted();
     admissions += s.admissions();
@@ -947,7 +940,7 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     if (r.state != State::kAbsent) usage.spans.push_back({i, r.cls, r.since, r.active_from, end});
   }
   for (const ReplicaClass& cls : classes_) {
-    usage.class_idle_w.push_back(cls.knobs.gpu_idle_w);
+    usage.class_idle_w.push_back(ReplicaPower::of(cls.knobs).idle_w);
     usage.class_usd_per_hour.push_back(cls.price_per_gpu_hour * static_cast<double>(cls.gpus));
   }
   usage.figures.push_back({"replica_hours", replica_hours, false});
@@ -984,7 +977,8 @@ ServerUsage BatchingServer::usage(SimTime end) const {
 double BatchingServer::energy_wh(Duration length, Duration busy) const {
   // Section 9's, for a run without a fleet; a fleet's slices are worked out
   // from its replicas' spans and their classes' power (report/time_series).
-  return energy_wh_of(classes_.front().knobs, static_cast<double>(replicas_.size()), length, busy);
+  return replica_energy_wh(ReplicaPower::of(classes_.front().knobs),
+                           static_cast<double>(replicas_.size()), length, busy);
 }
 
 }  // namespace infersim
