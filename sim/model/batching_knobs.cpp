@@ -8,12 +8,6 @@
 namespace infersim {
 namespace {
 
-constexpr std::pair<RouterKind, const char*> kRouterNames[] = {
-    {RouterKind::kRoundRobin, "round-robin"}, {RouterKind::kLeastRequests, "least-requests"},
-    {RouterKind::kKvAware, "kv-aware"},       {RouterKind::kPrefix, "prefix"},
-    {RouterKind::kDataParallel, "vllm-dp"},
-};
-
 constexpr std::int64_t kDefaultModelLen = 131072;
 
 using nlohmann::json;
@@ -52,46 +46,11 @@ std::string key(const char* name) {
 
 }  // namespace
 
-std::string to_string(RouterKind kind) {
-  for (const auto& [k, name] : kRouterNames) {
-    if (k == kind) return name;
-  }
-  return "?";
-}
-
-bool parse_router_kind(const std::string& text, RouterKind& kind) {
-  for (const auto& [k, name] : kRouterNames) {
-    if (text == name) {
-      kind = k;
-      return true;
-    }
-  }
-  return false;
-}
-
 namespace {
 
 using json_check::bad;
 using json_check::shown;
 using BatchingRow = Knob<BatchingKnobs>;
-
-// "a, b, c or d"
-std::string spelled(const std::vector<std::string>& words) {
-  std::string out;
-  for (std::size_t i = 0; i < words.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
-  return out;
-}
-
-// The routers by name (section 8); `decode`: those that may route among a
-// disaggregated fleet's decode replicas (prefix may not: they hold no prompt
-// of their own).
-std::vector<std::string> router_words(bool decode) {
-  std::vector<std::string> names;
-  for (const auto& [kind, name] : kRouterNames)
-    if (!decode || kind != RouterKind::kPrefix) names.emplace_back(name);
-  return names;
-}
 
 BatchingRow router_knob(std::string key, RouterKind BatchingKnobs::*member, bool decode) {
   BatchingRow row;
@@ -99,12 +58,12 @@ BatchingRow router_knob(std::string key, RouterKind BatchingKnobs::*member, bool
   row.text = KnobText::kText;
   row.set = [=](BatchingKnobs& k, const json& v, const std::string& src, const std::string& l) {
     const std::string name = json_check::text(v, src, l);
-    const std::vector<std::string> names = router_words(decode);
+    const std::vector<std::string>& names = decode ? decode_router_names() : router_names();
     if (std::find(names.begin(), names.end(), name) == names.end() ||
         !parse_router_kind(name, k.*member)) {
       const auto near = nearest(name, names);
       bad(src, l,
-          "must be " + spelled(names) + ", got " + shown(v) +
+          "must be " + router_names_text(decode) + ", got " + shown(v) +
               (near && *near != name ? " (did you mean " + *near + "?)" : std::string()));
     }
   };
@@ -125,7 +84,7 @@ std::vector<BatchingRow> table_rows() {
           .label("Replicas")
           .on_page(10),
       router_knob("router", &BatchingKnobs::router, false)
-          .help("batching: " + spelled(router_words(false)))
+          .help("batching: " + router_names_text(false))
           .label("Router")
           .on_page(20),
       real_knob("router_refresh_s", &BatchingKnobs::router_refresh_s, refresh_seconds)
@@ -232,7 +191,7 @@ std::vector<BatchingRow> table_rows() {
           .label("", " W")
           .per_class(),
       router_knob("decode_router", &BatchingKnobs::decode_router, true)
-          .help("batching, disaggregated: " + spelled(router_words(true)) +
+          .help("batching, disaggregated: " + router_names_text(true) +
                 " among the decode replicas")
           .label("Router of the decode replicas")
           .on_page(240)

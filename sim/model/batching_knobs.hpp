@@ -1,5 +1,6 @@
-// The batching server's knobs (BATCHING.md section 1) with their defaults, the
-// router's names, and the check of the combinations the spec forbids.
+// The batching server's knobs (BATCHING.md section 1): the struct with its
+// defaults, its rows (one a knob), and the check of the combinations the spec
+// forbids; the routers' names are model/router_kinds.hpp's.
 #pragma once
 
 #include <cstdint>
@@ -8,23 +9,10 @@
 #include <vector>
 
 #include "core/knob.hpp"
+#include "model/router_kinds.hpp"
 #include "model/server_description.hpp"
 
 namespace infersim {
-
-// Where a request goes on reaching the server (BATCHING.md section 8).
-enum class RouterKind : std::uint8_t {
-  kRoundRobin,
-  kLeastRequests,
-  kKvAware,
-  kPrefix,
-  kDataParallel
-};
-
-// "round-robin", "least-requests", "kv-aware", "prefix".
-std::string to_string(RouterKind kind);
-// The names above; false for anything else (kind left as it was).
-bool parse_router_kind(const std::string& text, RouterKind& kind);
 
 // Counts are signed so that a negative value read from settings reaches the
 // check as what it is. The defaults describe Llama-3.1-8B in BF16 on one H100
@@ -62,7 +50,7 @@ struct BatchingKnobs {
   bool engine_turn_arrivals = false;
   // Disaggregated prefill and decode (section 12), fleet-wide; used only when
   // the fleet's classes carry roles.
-  RouterKind decode_router = RouterKind::kRoundRobin;  // not `prefix`
+  RouterKind decode_router = RouterKind::kRoundRobin;  // one that routes_decode
   double kv_bytes_per_token = 131072;  // Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 x 2 bytes
   double kv_link_gbps = 400;           // a prefill replica's link
   double kv_link_latency_s = 0.0005;   // a transfer's fixed cost

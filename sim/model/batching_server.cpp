@@ -6,11 +6,14 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
+#include "model/replica_power.hpp"
+#include "model/router_kinds.hpp"
 
 namespace infersim {
 namespace {
@@ -64,15 +67,6 @@ SimTime step_end(SimTime now, const StepCost& cost, const StepWork& work) {
                   [] { return step_cost_keys(); });
 }
 
-// Section 11's energy of `replicas` replicas of a class, each provisioned
-// for `provisioned`, busy `busy` in all: P_idle * provisioned + (P_max -
-// P_idle) * busy, in Wh.
-double energy_wh_of(const BatchingKnobs& k, double replicas, Duration provisioned, Duration busy) {
-  return (replicas * k.gpu_idle_w * provisioned.seconds() +
-          (k.gpu_max_w - k.gpu_idle_w) * busy.seconds()) /
-         3600;
-}
-
 }  // namespace
 
 BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaClass> fleet)
@@ -80,8 +74,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
       classes_(std::move(fleet)),
       fleet_(!classes_.empty()),
       model_len_(knobs.model_len()),
-      router_(knobs.router, knobs.block_tokens),
-      decode_router_(knobs.decode_router, knobs.block_tokens),
+      router_(make_router(knobs.router, knobs)),
       link_latency_ns_(std::llround(knobs.kv_link_latency_s * 1e9)) {
   if (!fleet_) {
     ReplicaClass only;
@@ -101,8 +94,8 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   step_start_.assign(count, kIdle);
   ready_.assign((count + 63) / 64, 0);
   gone_.resize(classes_.size());
+  rules_.resize(classes_.size());
   next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
-  desired_.resize(classes_.size());
   std::uint32_t index = 0;
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
     const ReplicaClass& cls = classes_[c];
@@ -116,12 +109,15 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
         r.scheduler = make_scheduler(index, cls);
       }
     }
-    if (cls.autoscale) next_evaluation_[c] = SimTime::zero() + cls.autoscale->interval;
+    if (cls.autoscale) {
+      rules_[c] = make_scaling_rule(*cls.autoscale);
+      next_evaluation_[c] = SimTime::zero() + rules_[c]->interval();
+    }
   }
   rebuild_active();
   peak_provisioned_ = provisioned_count();
-  refreshes_ = knobs.router == RouterKind::kDataParallel ||
-               (disaggregated_ && knobs.decode_router == RouterKind::kDataParallel);
+  if (disaggregated_) decode_router_ = make_router(knobs.decode_router, knobs);
+  refreshes_ = router_->refresh_period() || (decode_router_ && decode_router_->refresh_period());
 }
 
 void BatchingServer::attach(ServerContext& context) {
@@ -287,7 +283,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  ReplicaScheduler& replica = *active_[router_.route(r, active_)];
+  ReplicaScheduler& replica = *active_[router_->route(r, active_)];
   if (knobs_.engine_turn_arrivals) {
     take_at_turn(replica, slot);
   } else {
@@ -338,12 +334,23 @@ void BatchingServer::take_at_turn(ReplicaScheduler& replica, std::uint32_t slot)
 }
 
 void BatchingServer::refresh_routers() {
-  const std::int64_t every = std::max<std::int64_t>(1, std::llround(knobs_.router_refresh_s * 1e9));
-  // The counts stand as they did at the latest refresh instant: nothing
-  // changed since, as every change comes through handle().
-  refresh_at_ = SimTime::ns((now_.count_ns() / every + 1) * every);
-  if (knobs_.router == RouterKind::kDataParallel) router_.refresh(active_);
-  if (knobs_.decode_router == RouterKind::kDataParallel) decode_router_.refresh(decode_active_);
+  refresh_at_ = SimTime::ns(std::numeric_limits<std::int64_t>::max());
+  refresh_router(*router_, active_, router_refresh_at_);
+  if (decode_router_) refresh_router(*decode_router_, decode_active_, decode_refresh_at_);
+}
+
+void BatchingServer::refresh_router(Router& router, std::span<ReplicaScheduler* const> view,
+                                    SimTime& at) {
+  const std::optional<Duration> period = router.refresh_period();
+  if (!period) return;
+  if (now_ >= at) {
+    // The state stands as it did at the latest refresh instant: nothing
+    // changed since, as every change comes through handle().
+    const std::int64_t every = period->count_ns();
+    at = SimTime::ns((now_.count_ns() / every + 1) * every);
+    router.refresh(view);
+  }
+  refresh_at_ = std::min(refresh_at_, at);
 }
 
 void BatchingServer::queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now) {
@@ -375,7 +382,7 @@ void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
   transfers_.push_back(now - r.last_token);  // its first token's instant
   r.transfer_end = now;
   r.transferred = true;
-  join(*decode_active_[decode_router_.route(r, decode_active_)], slot);
+  join(*decode_active_[decode_router_->route(r, decode_active_)], slot);
   // Its blocks are free: the prefill replica may admit what waited for them.
   mark(replica);
   if (ready(replica)) request_pass();
@@ -494,7 +501,7 @@ void BatchingServer::schedule_pass() {
 void BatchingServer::schedule_evaluation(SimTime after) {
   SimTime next = SimTime::ns(-1);
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
-    if (!classes_[c].autoscale) continue;
+    if (!rules_[c]) continue;
     if (next < SimTime::zero() || next_evaluation_[c] < next) next = next_evaluation_[c];
   }
   if (next < SimTime::zero() || next <= after) return;
@@ -540,7 +547,7 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
   if (r.scheduler) {
     const ReplicaScheduler& s = *r.scheduler;
     gone.busy += s.busy();
-    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
+    gone.energy_wh += replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, s.busy());
     gone_preemptions_ += s.preemptions();
     gone_evicted_ += s.pool().evicted();
     gone_admissions_ += s.admissions();
@@ -549,7 +556,8 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
     gone_kv_peak_ = std::max(gone_kv_peak_, static_cast<double>(s.peak_used_blocks()) /
                                                 static_cast<double>(cls.knobs.kv_blocks));
   } else {
-    gone.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
+    gone.energy_wh +=
+        replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, Duration::zero());
   }
   if (fleet_) spans_.push_back({slot, r.cls, r.since, r.active_from, now});
   const bool was_active = r.state == State::kActive;
@@ -565,82 +573,73 @@ void BatchingServer::evaluate() {
   const bool in_flight = requests_.size() > free_slots_.size();
   if (!in_flight && !context_->requests_to_come()) return;
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
-    const ReplicaClass& cls = classes_[c];
-    if (!cls.autoscale || next_evaluation_[c] != now) continue;
-    const Autoscale& a = *cls.autoscale;
-    next_evaluation_[c] = on_clock(now, a.interval, [&] { return autoscale_key(c, "interval_s"); });
-    std::uint64_t load = 0;
-    std::int64_t current = 0;
-    std::vector<std::uint32_t> absent, starting, active;
-    for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
-      const Replica& r = replicas_[i];
-      if (r.cls != c) continue;
-      switch (r.state) {
-        case State::kAbsent:
-          absent.push_back(i);
-          break;
-        case State::kStarting:
-          starting.push_back(i);
-          ++current;
-          break;
-        case State::kActive:
-          active.push_back(i);
-          load += r.scheduler->requests();
-          ++current;
-          break;
-        case State::kDraining:
-          break;
-      }
-    }
-    // Clamped in double, then made whole (section 13.3): load / target may
-    // pass any integer (a tiny target makes it infinite).
-    const double wanted = std::ceil(static_cast<double>(load) / a.target_requests);
-    const auto desired = static_cast<std::int64_t>(
-        std::min(static_cast<double>(a.max), std::max(static_cast<double>(a.min), wanted)));
-    // The stabilization window as a sliding maximum: an evaluation whose
-    // desired a later one equals or passes can never be the largest again,
-    // so the window keeps decreasing values and its front is the largest.
-    auto& window = desired_[c];
-    while (!window.empty() && window.back().second <= desired)
-      window.pop_back();
-    window.emplace_back(now, desired);
-    while (now - window.front().first >= a.scale_down_delay && window.front().first != now)
-      window.pop_front();
-    if (desired > current) {
-      const auto n =
-          std::min<std::size_t>(static_cast<std::size_t>(desired - current), absent.size());
-      for (std::size_t j = 0; j < n; ++j)
-        start_replica(absent[j], now);
-      continue;
-    }
-    const std::int64_t floor = window.front().second;  // this evaluation's included
-    if (floor >= current) continue;
-    std::int64_t going = current - floor;
-    // Starting replicas first, the latest started first (then the highest
-    // index); then active ones, the highest index first.
-    std::sort(starting.begin(), starting.end(), [&](std::uint32_t x, std::uint32_t y) {
-      if (replicas_[x].since != replicas_[y].since) return replicas_[x].since > replicas_[y].since;
-      return x > y;
-    });
-    for (const std::uint32_t i : starting) {
-      if (going == 0) break;
-      make_absent(i, now);
-      ++scale_downs_;
-      --going;
-    }
-    for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
-      Replica& r = replicas_[*it];
-      ++scale_downs_;
-      if (idle(*it) && holds_nothing(*it)) {
-        make_absent(*it, now);
-      } else {
-        r.state = State::kDraining;
-        rebuild_active();
-      }
-    }
+    if (!rules_[c] || next_evaluation_[c] != now) continue;
+    ScalingRule& rule = *rules_[c];
+    next_evaluation_[c] =
+        on_clock(now, rule.interval(), [&] { return autoscale_key(c, "interval_s"); });
+    const ScalingObservation observed = observe(c);
+    scale(c, rule.desired(observed), observed.current);
   }
   peak_provisioned_ = std::max(peak_provisioned_, provisioned_count());
   schedule_evaluation(now);
+}
+
+ScalingObservation BatchingServer::observe(std::uint32_t cls) const {
+  ScalingObservation o;
+  o.now = now_;
+  for (const Replica& r : replicas_) {
+    if (r.cls != cls) continue;
+    if (r.state == State::kStarting) ++o.current;
+    if (r.state == State::kActive) {
+      o.load += r.scheduler->requests();
+      ++o.current;
+    }
+  }
+  return o;
+}
+
+void BatchingServer::scale(std::uint32_t cls, std::int64_t desired, std::int64_t current) {
+  const SimTime now = now_;
+  std::vector<std::uint32_t> absent, starting, active;
+  for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& r = replicas_[i];
+    if (r.cls != cls) continue;
+    if (r.state == State::kAbsent) absent.push_back(i);
+    if (r.state == State::kStarting) starting.push_back(i);
+    if (r.state == State::kActive) active.push_back(i);
+  }
+  if (desired > current) {
+    // In its lowest absent slots, as many as it has.
+    const auto n =
+        std::min<std::size_t>(static_cast<std::size_t>(desired - current), absent.size());
+    for (std::size_t j = 0; j < n; ++j)
+      start_replica(absent[j], now);
+    return;
+  }
+  if (desired >= current) return;
+  std::int64_t going = current - desired;
+  // Starting replicas first, the latest started first (then the highest
+  // index); then active ones, the highest index first.
+  std::sort(starting.begin(), starting.end(), [&](std::uint32_t x, std::uint32_t y) {
+    if (replicas_[x].since != replicas_[y].since) return replicas_[x].since > replicas_[y].since;
+    return x > y;
+  });
+  for (const std::uint32_t i : starting) {
+    if (going == 0) break;
+    make_absent(i, now);
+    ++scale_downs_;
+    --going;
+  }
+  for (auto it = active.rbegin(); it != active.rend() && going > 0; ++it, --going) {
+    Replica& r = replicas_[*it];
+    ++scale_downs_;
+    if (idle(*it) && holds_nothing(*it)) {
+      make_absent(*it, now);
+    } else {
+      r.state = State::kDraining;
+      rebuild_active();
+    }
+  }
 }
 
 namespace {
@@ -704,8 +703,7 @@ ServerDescription BatchingServer::describe() const {
   d.units = static_cast<std::uint32_t>(replicas_.size());
   if (fleet_) {
     for (const Replica& r : replicas_) {
-      const BatchingKnobs& k = classes_[r.cls].knobs;
-      d.unit_dynamic_w.push_back(k.gpu_max_w - k.gpu_idle_w);
+      d.unit_dynamic_w.push_back(ReplicaPower::of(classes_[r.cls].knobs).dynamic_w);
     }
   }
   const std::string router = "router " + to_string(knobs_.router);
@@ -842,12 +840,13 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     const Duration provisioned = end - r.since;
     t.provisioned += provisioned;
     if (!r.scheduler) {
-      t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, Duration::zero());
+      t.energy_wh +=
+          replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, Duration::zero());
       continue;
     }
     const ReplicaScheduler& s = *r.scheduler;
     t.busy += s.busy();
-    t.energy_wh += energy_wh_of(cls.knobs, 1, provisioned, s.busy());
+    t.energy_wh += replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, s.busy());
     preemptions += s.preemptions();
     evicted += s.pool().evicted();
     admissions += s.admissions();
@@ -916,7 +915,7 @@ ServerUsage BatchingServer::usage(SimTime end) const {
     if (r.state != State::kAbsent) usage.spans.push_back({i, r.cls, r.since, r.active_from, end});
   }
   for (const ReplicaClass& cls : classes_) {
-    usage.class_idle_w.push_back(cls.knobs.gpu_idle_w);
+    usage.class_idle_w.push_back(ReplicaPower::of(cls.knobs).idle_w);
     usage.class_usd_per_hour.push_back(cls.price_per_gpu_hour * static_cast<double>(cls.gpus));
   }
   usage.figures.push_back({"replica_hours", replica_hours, false});
@@ -953,7 +952,8 @@ ServerUsage BatchingServer::usage(SimTime end) const {
 double BatchingServer::energy_wh(Duration length, Duration busy) const {
   // Section 9's, for a run without a fleet; a fleet's slices are worked out
   // from its replicas' spans and their classes' power (report/time_series).
-  return energy_wh_of(classes_.front().knobs, static_cast<double>(replicas_.size()), length, busy);
+  return replica_energy_wh(ReplicaPower::of(classes_.front().knobs),
+                           static_cast<double>(replicas_.size()), length, busy);
 }
 
 }  // namespace infersim

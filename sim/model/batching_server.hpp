@@ -1,20 +1,21 @@
 // The batching server (BATCHING.md): replicas of an LLM inference engine,
 // each batching at the iteration level over a paged KV cache with prefix
-// caching (ReplicaScheduler), behind a router (RequestRouter) that sees the
-// active replicas; with async scheduling and lockstep replicas as section 10
-// says, and a fleet of replica classes that autoscale and cost money as
-// section 11 says, whose classes may split prefill and decode as section 12
-// says. Its own events: a request reaching the server (arrival phase), the
-// end of the steps at an instant (departure phase, replicas in index order),
-// a KV transfer's end (transfer phase, after the departures), one scheduling
-// pass an instant (schedule phase, after everything else then), a started
-// replica becoming active (activate phase, first) and the autoscaler's
-// evaluations (evaluate phase, last).
+// caching (ReplicaScheduler), behind a router (model/router.hpp) that sees
+// the active replicas; with async scheduling and lockstep replicas as section
+// 10 says, and a fleet of replica classes that autoscale (each asking its
+// scaling rule, model/scaling_rule.hpp, how many replicas it wants) and cost
+// money as section 11 says, whose classes may split prefill and decode as
+// section 12 says. Its own events: a request reaching the server (arrival
+// phase), the end of the steps at an instant (departure phase, replicas in
+// index order), a KV transfer's end (transfer phase, after the departures),
+// one scheduling pass an instant (schedule phase, after everything else
+// then), a started replica becoming active (activate phase, first) and the
+// autoscaler's evaluations (evaluate phase, last).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +23,8 @@
 #include "model/batching_knobs.hpp"
 #include "model/replica_class.hpp"
 #include "model/replica_scheduler.hpp"
-#include "model/request_router.hpp"
+#include "model/router.hpp"
+#include "model/scaling_rule.hpp"
 #include "model/server_model.hpp"
 #include "model/step_cost.hpp"
 
@@ -87,8 +89,13 @@ class BatchingServer final : public ServerModel {
   // Section 10b: an arrival that is the engine's own turn, taken at the nearer
   // end of the step running then (the round, with lockstep).
   void take_at_turn(ReplicaScheduler& replica, std::uint32_t slot);
-  // The vllm-dp routers' counts as they stood at the latest refresh instant.
+  // The routers that refresh (section 8's vllm-dp) take the replicas' state
+  // as it stood at their latest refresh instant; refresh_at_ becomes the
+  // earliest next one.
   void refresh_routers();
+  // `router`'s refresh when one of its instants has come since `at` (its
+  // next), over `view`; `at` moves to the next.
+  void refresh_router(Router& router, std::span<ReplicaScheduler* const> view, SimTime& at);
   // Section 12: a handed-over request queues on its prefill replica's link;
   // at the transfer's end it goes to a decode replica.
   void queue_transfer(std::uint32_t replica, std::uint32_t slot, SimTime now);
@@ -120,7 +127,11 @@ class BatchingServer final : public ServerModel {
   void make_absent(std::uint32_t slot, SimTime now);
   std::unique_ptr<ReplicaScheduler> make_scheduler(std::uint32_t index, const ReplicaClass& cls);
   void rebuild_active();
+  // Each class due now: its rule observes it and says how many replicas it
+  // wants; scale starts or lets go the difference.
   void evaluate();
+  ScalingObservation observe(std::uint32_t cls) const;
+  void scale(std::uint32_t cls, std::int64_t desired, std::int64_t current);
   void schedule_evaluation(SimTime after);
   std::uint32_t provisioned_count() const;
 
@@ -134,12 +145,13 @@ class BatchingServer final : public ServerModel {
   std::vector<std::uint32_t> free_slots_;
   std::vector<Replica> replicas_;          // every class's slots, in index order
   std::vector<ReplicaScheduler*> active_;  // the active ones, in index order (prefill ones)
-  RequestRouter router_;
-  // Section 12: the active decode replicas and their router, each replica's
-  // link (the end of its last transfer, and how many are queued or running).
+  std::unique_ptr<Router> router_;         // over active_ (model/router_kinds.hpp's table)
+  // Section 12: the active decode replicas and their router (none unless
+  // disaggregated), each replica's link (the end of its last transfer, and
+  // how many are queued or running).
   bool disaggregated_ = false;
   std::vector<ReplicaScheduler*> decode_active_;
-  RequestRouter decode_router_;
+  std::unique_ptr<Router> decode_router_;
   struct Link {
     SimTime end = SimTime::zero();
     std::uint32_t queued = 0;
@@ -165,8 +177,10 @@ class BatchingServer final : public ServerModel {
   static constexpr SimTime kIdle = SimTime::ns(-1);
   std::vector<SimTime> step_end_;
   std::vector<SimTime> step_start_;
-  SimTime refresh_at_ = SimTime::zero();  // the vllm-dp routers' next refresh
-  bool refreshes_ = false;                // a router refreshes its counts
+  // The routers' next refresh instants, and the earlier of them (section 8).
+  SimTime refresh_at_ = SimTime::zero();
+  SimTime router_refresh_at_ = SimTime::zero(), decode_refresh_at_ = SimTime::zero();
+  bool refreshes_ = false;  // a router refreshes
   // The replicas that may be idle with work, a bit each: marked whenever one
   // may become so (its step ends, a request joins it, its held blocks come
   // free, it becomes active), unmarked when a scan finds it is not. A scan for
@@ -190,10 +204,10 @@ class BatchingServer final : public ServerModel {
   std::vector<std::uint32_t> finished_;
   std::vector<StepRecord> planned_;  // lockstep: the batches of one pass
 
-  // Autoscaling: each class's next evaluation and its stabilization window,
-  // the evaluations (instant, desired) whose desired no later one reaches.
+  // Autoscaling: each class's scaling rule (none: it does not scale) and its
+  // next evaluation.
+  std::vector<std::unique_ptr<ScalingRule>> rules_;
   std::vector<SimTime> next_evaluation_;
-  std::vector<std::deque<std::pair<SimTime, std::int64_t>>> desired_;
   SimTime evaluation_at_ = SimTime::ns(-1);  // the evaluation event scheduled
 
   std::vector<ClassTotals> gone_;   // per class, of replicas gone absent

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/input_error.hpp"
+#include "model/replica_power.hpp"
 #include "report/number_format.hpp"
 #include "report/summary.hpp"
 
@@ -435,8 +436,8 @@ TimeSeries TimeSeriesCollector::compute(SimTime run_length, const ServerModel& s
       } else if (k < dynamic_ws_.size()) {
         dynamic = dynamic_ws_[k];
       }
-      out.energy_wh =
-          (idle_ws[k] + dynamic) / 1e9 / 3600 + radio.radio_wh(request_bits[k], result_bits[k]);
+      out.energy_wh = replica_energy_wh(idle_ws[k], dynamic, 1e9) +
+                      radio.radio_wh(request_bits[k], result_bits[k]);
     } else {
       out.energy_wh = server.energy_wh(Duration::ns(length_ns), Duration::ns(busy)) +
                       radio.radio_wh(request_bits[k], result_bits[k]);
