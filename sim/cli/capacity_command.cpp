@@ -165,7 +165,7 @@ int run_fleet_capacity(const po::variables_map& vm, Settings base, const Given& 
   if (vm.count("tolerance")) {
     throw InputError("", 0, "--tolerance", "bisects a real knob; --vary fleet counts replicas");
   }
-  refuse_batching_knobs_elsewhere(vm, base, {}, {});
+  refuse_other_kinds_knobs(vm, base, {}, {});
   const std::optional<std::string> target_text = given("target");
   if (!target_text) {
     throw InputError("", 0, "--target", "give the target, e.g. --target ttft_p99_s<=2");
@@ -348,7 +348,7 @@ int run_capacity_command(const std::vector<std::string>& args, std::ostream& out
     }
     const KnobFlag& flag = numeric_knob(*knob_name, "--vary");
     refuse_fixed_and_varied(vm, flag, "--vary");
-    refuse_batching_knobs_elsewhere(vm, base, {}, {flag.key});
+    refuse_other_kinds_knobs(vm, base, {}, {flag.key});
     const std::optional<std::string> target_text = given("target");
     if (!target_text) {
       throw InputError("", 0, "--target", "give the target, e.g. --target success_rate>=0.99");

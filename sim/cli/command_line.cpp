@@ -177,7 +177,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     settings.trace_sha256.reset();
     out << "Workload: " << settings.trace_path << " (the measured run's meta.json dataset_path)\n";
   }
-  refuse_batching_knobs_elsewhere(vm, settings, given.files, {});
+  refuse_other_kinds_knobs(vm, settings, given.files, {});
   validate_settings(settings, "");
   find_trace(settings);
   const unsigned threads = threads_from(vm);

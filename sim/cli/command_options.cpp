@@ -390,40 +390,52 @@ std::string figure_text(const Summary& summary, const std::string& key) {
   return key + "=" + (value ? general(*value) : "null");
 }
 
-void refuse_batching_knobs_elsewhere(const po::variables_map& vm, const Settings& settings,
-                                     const std::set<std::string>& file_keys,
-                                     const std::vector<std::string>& varied) {
-  if (server_section(settings.server_kind) == "batching") return;
+void refuse_other_kinds_knobs(const po::variables_map& vm, const Settings& settings,
+                              const std::set<std::string>& file_keys,
+                              const std::vector<std::string>& varied) {
   if (std::find(varied.begin(), varied.end(), "server.kind") != varied.end()) return;
-  const auto batching = [](const std::string& key) { return key.rfind("batching.", 0) == 0; };
-  const std::string why = "applies to the batching server only, and this run's server is " +
-                          settings.server_kind + ": add --server batching";
+  // The kind whose section holds `key`, when it is not this run's: its knobs
+  // say nothing of this run.
+  const auto owner = [&](const std::string& key) -> std::string {
+    const std::string section = key.substr(0, key.find('.'));
+    if (!section_of_another_kind(section, settings.server_kind)) return "";
+    for (const ServerKind& k : server_kinds())
+      if (k.section == section) return k.name;
+    return "";
+  };
+  const auto why = [&](const std::string& kind) {
+    return "applies to the " + kind + " server only, and this run's server is " +
+           settings.server_kind + ": add --server " + kind;
+  };
   for (const KnobFlag& flag : knob_flags()) {
-    if (batching(flag.key) && vm.count(flag.flag)) {
-      throw InputError("", 0, std::string("--") + flag.flag, why);
+    const std::string kind = owner(flag.key);
+    if (!kind.empty() && vm.count(flag.flag)) {
+      throw InputError("", 0, std::string("--") + flag.flag, why(kind));
     }
   }
   for (const std::string& key : varied) {
-    if (batching(key)) {
-      std::string name = key;
-      for (const KnobFlag& flag : knob_flags()) {
-        if (flag.key == key) name = flag.flag;
-      }
-      throw InputError("", 0, "--vary " + name, why);
+    const std::string kind = owner(key);
+    if (kind.empty()) continue;
+    std::string name = key;
+    for (const KnobFlag& flag : knob_flags()) {
+      if (flag.key == key) name = flag.flag;
     }
+    throw InputError("", 0, "--vary " + name, why(kind));
   }
   // A file's key: blamed on that file, with what made the server another kind.
-  const auto kind = settings.set_by.find("server.kind");
-  const std::string kind_from = kind == settings.set_by.end() ? "the default" : kind->second;
+  const auto set_kind = settings.set_by.find("server.kind");
+  const std::string kind_from =
+      set_kind == settings.set_by.end() ? "the default" : set_kind->second;
   for (const std::string& key : file_keys) {
-    if (!batching(key)) continue;
+    const std::string kind = owner(key);
+    if (kind.empty()) continue;
     const auto by = settings.set_by.find(key);
     const std::string from = by == settings.set_by.end() ? std::string() : by->second;
     const bool file = !from.empty() && !from.starts_with("--");
     throw InputError(file ? from : "", 0, file || from.empty() ? key : key + " (" + from + ")",
-                     "applies to the batching server only, and server.kind is " +
-                         settings.server_kind + " (set by " + kind_from +
-                         "): set server.kind to batching");
+                     "applies to the " + kind + " server only, and server.kind is " +
+                         settings.server_kind + " (set by " + kind_from + "): set server.kind to " +
+                         kind);
   }
 }
 

@@ -97,16 +97,15 @@ LoadedTrace load_and_warn(const Settings& settings, std::ostream& err);
 // KEY=VALUE with six significant digits, or KEY=null.
 std::string figure_text(const Summary& summary, const std::string& key);
 
-// A batching knob (a `batching.` key) given to a run whose server is not the
-// batching one would be dropped without a word: refused instead, naming the
-// flag (or the settings file's key, or the --vary that varies it) and
-// --server batching. `file_keys` are the keys settings files set, `varied`
-// the keys a sweep or a search varies; a sweep that varies server.kind may
-// vary the batching knobs too (they apply to its batching points).
-void refuse_batching_knobs_elsewhere(const boost::program_options::variables_map& vm,
-                                     const Settings& settings,
-                                     const std::set<std::string>& file_keys,
-                                     const std::vector<std::string>& varied);
+// A knob of another server kind's section (a `batching.` key on the edge
+// server) would be dropped without a word: refused instead, naming the flag
+// (or the settings file's key, or the --vary that varies it) and the kind it
+// belongs to. `file_keys` are the keys settings files set, `varied` the keys a
+// sweep or a search varies; a sweep that varies server.kind may vary any
+// kind's knobs (they apply to its points of that kind).
+void refuse_other_kinds_knobs(const boost::program_options::variables_map& vm,
+                              const Settings& settings, const std::set<std::string>& file_keys,
+                              const std::vector<std::string>& varied);
 
 // The GPU and model a preset derived from the catalog names in its meta
 // (both null for a preset written by hand).

@@ -193,7 +193,7 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
     varied.push_back(axis.key);
   base.mode = sweep_run_mode(sweep.modes);
   check_sweep(sweep, base);
-  refuse_batching_knobs_elsewhere(vm, base, {}, varied);
+  refuse_other_kinds_knobs(vm, base, {}, varied);
   const std::size_t points = sweep.point_count();
   const std::optional<SweepShard> shard =
       vm.count("shard") ? std::optional(parse_shard(text_of(vm, "shard"))) : std::nullopt;

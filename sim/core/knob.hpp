@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -184,6 +185,33 @@ std::vector<Knob<Outer>> knobs_within(const std::vector<Knob<Inner>>& rows,
     lifted.split_only = row.split_only;
     lifted.page_order = row.page_order;
     out.push_back(std::move(lifted));
+  }
+  return out;
+}
+
+// The rows of a struct as rows over a std::any holding one: how a kind added
+// from outside (model/server_kinds.hpp) keeps knobs of a type the settings do
+// not know.
+template <class Inner>
+std::vector<Knob<std::any>> knobs_held(const std::vector<Knob<Inner>>& rows) {
+  std::vector<Knob<std::any>> out;
+  for (const Knob<Inner>& row : rows) {
+    Knob<std::any> held;
+    const auto set = row.set;
+    const auto get = row.get;
+    held.set = [=](std::any& o, const nlohmann::json& v, const std::string& src,
+                   const std::string& l) { set(std::any_cast<Inner&>(o), v, src, l); };
+    held.get = [=](const std::any& o) { return get(std::any_cast<const Inner&>(o)); };
+    held.key = row.key;
+    held.text = row.text;
+    held.flag_name = row.flag_or_key();
+    held.help_text = row.help_text;
+    held.default_words = row.default_words;
+    held.no_flag = row.no_flag;
+    held.label_text = row.label_text;
+    held.unit_text = row.unit_text;
+    held.pair_key = row.pair_key;
+    out.push_back(std::move(held));
   }
   return out;
 }

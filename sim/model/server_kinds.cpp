@@ -22,38 +22,47 @@ std::unique_ptr<ServerModel> make_batching(const ServerChoice& choice,
   return std::make_unique<BatchingServer>(choice.batching, choice.fleet);
 }
 
-struct Entry {
-  ServerKind kind;
-  std::unique_ptr<ServerModel> (*make)(const ServerChoice&, std::uint32_t);
-};
+std::vector<ServerKind>& added() {
+  static std::vector<ServerKind> kinds;
+  return kinds;
+}
 
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> kEntries = {{{"edge", "server"}, make_edge},
-                                              {{"batching", "batching"}, make_batching}};
+const std::vector<ServerKind>& entries() {
+  static const std::vector<ServerKind> kEntries = [] {
+    std::vector<ServerKind> kinds = {{"edge", "server", {}, {}, make_edge},
+                                     {"batching", "batching", {}, {}, make_batching}};
+    kinds.insert(kinds.end(), added().begin(), added().end());
+    return kinds;
+  }();
   return kEntries;
 }
 
-const Entry& entry(const std::string& kind) {
-  for (const Entry& e : entries()) {
-    if (e.kind.name == kind) return e;
+const ServerKind& entry(const std::string& kind) {
+  for (const ServerKind& e : entries()) {
+    if (e.name == kind) return e;
   }
   throw std::invalid_argument("server.kind: unknown server '" + kind + "'");
 }
 
 }  // namespace
 
+void add_server_kind(ServerKind kind) {
+  added().push_back(std::move(kind));
+}
+
 const std::vector<ServerKind>& server_kinds() {
-  static const std::vector<ServerKind> kKinds = [] {
-    std::vector<ServerKind> kinds;
-    for (const Entry& e : entries())
-      kinds.push_back(e.kind);
-    return kinds;
-  }();
-  return kKinds;
+  return entries();
 }
 
 const std::string& server_section(const std::string& kind) {
-  return entry(kind).kind.section;
+  return entry(kind).section;
+}
+
+bool section_of_another_kind(const std::string& section, const std::string& kind) {
+  if (section == "server" || section == server_section(kind)) return false;
+  for (const ServerKind& k : entries())
+    if (k.section == section) return true;
+  return false;
 }
 
 std::unique_ptr<ServerModel> make_server(const ServerChoice& choice,

@@ -457,6 +457,33 @@ Table make_table() {
   };
   for (Row& row : batching_rows())
     rows.push_back(std::move(row));
+  // The sections of the kinds added from outside, each its kind's rows.
+  for (const ServerKind& kind : server_kinds()) {
+    for (const Knob<std::any>& own : kind.rows) {
+      Row row;
+      row.key = kind.section + "." + own.key;
+      const std::string section = kind.section;
+      const std::any defaults = kind.defaults;
+      const auto set = own.set;
+      const auto get = own.get;
+      row.set = [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+        set(s.own_knobs.try_emplace(section, defaults).first->second, v, src, l);
+      };
+      row.get = [=](const Settings& s) {
+        const auto held = s.own_knobs.find(section);
+        return get(held == s.own_knobs.end() ? defaults : held->second);
+      };
+      row.text = own.text;
+      row.flag_name = own.flag_or_key();
+      row.help_text = own.help_text;
+      row.default_words = own.default_words;
+      row.no_flag = own.no_flag;
+      row.label_text = own.label_text;
+      row.unit_text = own.unit_text;
+      row.pair_key = own.pair_key;
+      rows.push_back(std::move(row));
+    }
+  }
   const Table rest = {
       custom_key(
           "network.hops", KnobText::kText,
@@ -976,8 +1003,8 @@ nlohmann::ordered_json settings_to_json(const Settings& given) {
   for (const Row& row : table()) {
     const auto dot = row.key.find('.');
     const std::string section = row.key.substr(0, dot);
-    // The batching knobs are a run's only when its server batches.
-    if (section == "batching" && server_section(settings.server_kind) != "batching") continue;
+    // A kind's own knobs are a run's only when that kind serves it.
+    if (section_of_another_kind(section, settings.server_kind)) continue;
     out[section][row.key.substr(dot + 1)] = row.get(settings);
   }
   // How far the presets it used may be, so that the file says so again.
@@ -1089,6 +1116,11 @@ ServerChoice server_choice(const Settings& settings) {
   choice.kind = settings.server_kind;
   choice.edge = settings.edge_knobs();
   choice.batching = with_fleet_wide_from_presets(settings).batching;
+  for (const ServerKind& kind : server_kinds()) {
+    if (!kind.defaults.has_value()) continue;
+    const auto held = settings.own_knobs.find(kind.section);
+    choice.own[kind.section] = held == settings.own_knobs.end() ? kind.defaults : held->second;
+  }
   if (settings.fleet) {
     choice.fleet = fleet_classes(settings);
     choice.batching.max_model_len = fleet_model_len(settings, choice.fleet);

@@ -3,6 +3,7 @@
 // it is set, so the file and the command line give the same errors.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -95,6 +96,9 @@ struct Settings {
   // {"pct": {"ttft", "tpot", "latency"}, "from": the evidence}
   // (settings/presets/README.md).
   std::map<std::string, nlohmann::json> preset_errors;
+  // The knobs of each server kind added from outside (add_server_kind), by
+  // its section; a section not set holds the kind's defaults.
+  std::map<std::string, std::any> own_knobs;
   // network
   std::vector<Hop> hops = default_hops();
   double device_tx_nj_per_bit = 283.17;
