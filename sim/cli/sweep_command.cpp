@@ -9,7 +9,7 @@
 #include "cli/command_options.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "report/progress_line.hpp"
 #include "report/run_folder.hpp"
 #include "report/sweep_plots.hpp"

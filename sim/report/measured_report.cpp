@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
-#include "report/number_format.hpp"
 #include "report/plots.hpp"
 #include "report/run_folder.hpp"
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/number_format.hpp"
 #include "report/attribution.hpp"
 #include "report/figure_text.hpp"
 #include "report/load_verdict.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {

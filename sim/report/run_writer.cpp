@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/number_format.hpp"
 #include "report/attribution.hpp"
-#include "report/number_format.hpp"
 #include "report/plots.hpp"
 #include "report/replication_bands.hpp"
 #include "report/report_html.hpp"

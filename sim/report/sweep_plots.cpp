@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "report/run_folder.hpp"
 
 namespace infersim {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "report/summary.hpp"
 
 namespace infersim {

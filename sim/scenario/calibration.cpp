@@ -7,8 +7,8 @@
 #include <Eigen/Dense>
 
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {

@@ -8,12 +8,12 @@
 
 #include "core/input_error.hpp"
 #include "core/json_number.hpp"
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
 #include "model/replica_class.hpp"
 #include "model/step_cost.hpp"
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 #include "request/synthetic_request_generator.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"

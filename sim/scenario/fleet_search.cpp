@@ -5,10 +5,10 @@
 
 #include "core/input_error.hpp"
 #include "core/json_number.hpp"
+#include "core/number_format.hpp"
 #include "model/replica_class.hpp"
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
 

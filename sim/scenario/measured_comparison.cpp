@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 namespace {

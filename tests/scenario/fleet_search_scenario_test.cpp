@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_options.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "scenario/capacity.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/sweep.hpp"
 #include "test_support.hpp"
