@@ -13,10 +13,10 @@
 
 #include "cli/command_options.hpp"
 #include "core/number_format.hpp"
-#include "scenario/capacity.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/capacity.hpp"
+#include "studies/sweep.hpp"
 #include "test_support.hpp"
 
 namespace infersim {

@@ -1,4 +1,4 @@
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 #include <algorithm>
 #include <atomic>

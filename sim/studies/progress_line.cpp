@@ -1,4 +1,4 @@
-#include "report/progress_line.hpp"
+#include "studies/progress_line.hpp"
 
 #include <unistd.h>
 

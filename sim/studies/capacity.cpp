@@ -1,4 +1,4 @@
-#include "scenario/capacity.hpp"
+#include "studies/capacity.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -16,7 +16,7 @@
 #include "report/figure_text.hpp"
 #include "request/synthetic_request_generator.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 namespace infersim {
 namespace {

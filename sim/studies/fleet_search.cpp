@@ -1,4 +1,4 @@
-#include "scenario/fleet_search.hpp"
+#include "studies/fleet_search.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 namespace infersim {
 namespace {
