@@ -329,7 +329,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   if (source) document["meta"]["measured"] = vm["measured"].as<std::string>();
   if (source) document["meta"].erase("presets_expected_error");
   ReportOptions writing{settings.plots == "svg", &err};
-  if (report) writing.measured = &*report;
+  if (report) writing.sections.push_back(measured_section(*report));
   if (result.retimed) writing.retimed = &*result.retimed;
   write_run(folder, document, result.modes(), per_request, writing);
   if (comparison) write_measured(folder, result, *comparison);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "report/plots.hpp"
+#include "report/run_writer.hpp"
 
 namespace infersim {
 
@@ -166,6 +167,12 @@ std::vector<PlotScript> write_measured_report(const std::filesystem::path& dir,
 // other simulator's other_ms and other_diff_pct when there is one), `loss`,
 // and the ticks' running and waiting differences when there are ticks.
 nlohmann::ordered_json measured_to_json(const MeasuredReport& report);
+
+// The replay's part of the run folder, for write_run: its table in the
+// recorded mode's summary.json under `measured` (measured_to_json), its files
+// (write_measured_report) and the page's section "Against the measured run"
+// (the table as HTML, then the measured plots). `report` must outlive it.
+RunSection measured_section(const MeasuredReport& report);
 
 // Whether the run recorded its KV cache use: some tick holds a value above 0
 // (a stat logger that does not record it writes 0 at every tick).
