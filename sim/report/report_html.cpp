@@ -58,7 +58,7 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
   return groups;
 }
 
-std::string figures_table(const std::vector<const ModeResult*>& results) {
+std::string figures_html_table(const std::vector<const ModeResult*>& results) {
   const bool compare = results.size() == 2;
   std::string out = "<table class=\"figures\">\n<thead><tr><th>Figure</th>";
   for (const ModeResult* r : results)
@@ -703,7 +703,7 @@ std::string report_html(const nlohmann::ordered_json& settings,
           class_knobs_html(server_description) + "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
-  if (!results.empty()) page += figures_table(results) + fleet_table(settings, results);
+  if (!results.empty()) page += figures_html_table(results) + fleet_table(settings, results);
   if (retimed != nullptr && results.size() == 2) {
     page += "<h3>What the gap is made of</h3>\n<pre class=\"attribution\">" +
             html_escape(attribution_table(attribute(*results[0], *retimed, *results[1]),
