@@ -12,6 +12,11 @@
 #include <optional>
 #include <set>
 
+#include "calibration/hardware_model.hpp"
+#include "calibration/hardware_runs.hpp"
+#include "calibration/measured_comparison.hpp"
+#include "calibration/measured_replay.hpp"
+#include "calibration/measured_report.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/capacity_command.hpp"
 #include "cli/command_options.hpp"
@@ -27,12 +32,7 @@
 #include "report/attribution.hpp"
 #include "report/console_report.hpp"
 #include "report/figure_text.hpp"
-#include "report/measured_report.hpp"
 #include "report/run_writer.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/hardware_runs.hpp"
-#include "scenario/measured_comparison.hpp"
-#include "scenario/measured_replay.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 

@@ -37,7 +37,7 @@ std::string inline_svg(const std::string& svg, const std::string& id_prefix,
 // A section its caller adds to the page, after the figures: a link in the
 // page's navigation, its heading, its HTML (already escaped) and its figures,
 // numbered after the run's own. report/ knows none of them by name; the
-// measured run's (report/measured_report) is one.
+// measured run's (calibration/measured_report) is one.
 struct PageSection {
   std::string id;       // the section's anchor, linked from the navigation
   std::string heading;  // its <h2>, and the link's text

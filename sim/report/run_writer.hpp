@@ -33,7 +33,7 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result);
 std::string summary_csv(const std::vector<const ModeResult*>& results);
 
 // A part of a run folder its caller makes (a replay's measured run, say:
-// report/measured_report): figures of its own in one mode's
+// calibration/measured_report): figures of its own in one mode's
 // summary.json, files beside the run's, and a section on the page. report/
 // writes it where it goes without knowing what it holds.
 struct RunSection {

@@ -1,4 +1,4 @@
-#include "scenario/calibration.hpp"
+#include "calibration/calibration.hpp"
 
 #include <algorithm>
 #include <cmath>

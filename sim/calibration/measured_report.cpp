@@ -1,4 +1,4 @@
-#include "report/measured_report.hpp"
+#include "calibration/measured_report.hpp"
 
 #include <algorithm>
 #include <cmath>

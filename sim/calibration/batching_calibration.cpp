@@ -1,4 +1,4 @@
-#include "scenario/batching_calibration.hpp"
+#include "calibration/batching_calibration.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "scenario/measured_replay.hpp"
+#include "calibration/measured_replay.hpp"
 
 #include <algorithm>
 #include <array>

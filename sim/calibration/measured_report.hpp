@@ -3,8 +3,9 @@
 // llmservingsim_vs_vllm.txt (measured, infersim, diff %, and that simulator's
 // figure when the run folder holds it), measured.csv (each request's measured
 // and simulated instants), measured_timeseries.csv (running, waiting and KV
-// use tick by tick, both sides) and the gnuplot scripts that draw them. The
-// scenario fills a MeasuredReport; this file only formats it.
+// use tick by tick, both sides), the gnuplot scripts that draw them and the
+// replay's part of the run folder and its page. measured_replay fills a
+// MeasuredReport; this file only formats it.
 #pragma once
 
 #include <array>
@@ -85,7 +86,7 @@ struct MeasuredTickRow {
   double simulated_kv_pct = 0;
 };
 
-// The loss the fit minimises (scenario/batching_calibration), with its terms:
+// The loss the fit minimises (calibration/batching_calibration), with its terms:
 //   loss = mean over requests of ((ttft_sim - ttft) / mean ttft)^2
 //        + mean over requests of two tokens or more of ((tpot_sim - tpot) / tpot)^2,
 // the squared normalised RMSE of TTFT plus the mean squared relative error of
