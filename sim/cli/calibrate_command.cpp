@@ -9,21 +9,21 @@
 #include <filesystem>
 #include <set>
 
+#include "calibration/batching_calibration.hpp"
+#include "calibration/calibration.hpp"
+#include "calibration/hardware_model.hpp"
+#include "calibration/hardware_runs.hpp"
+#include "calibration/measured_replay.hpp"
+#include "calibration/measured_report.hpp"
+#include "calibration/measurement_reader.hpp"
 #include "cli/command_options.hpp"
 #include "cli/data_files.hpp"
 #include "cli/run_options.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
-#include "report/measured_report.hpp"
 #include "report/run_folder.hpp"
-#include "scenario/batching_calibration.hpp"
-#include "scenario/calibration.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/hardware_runs.hpp"
-#include "scenario/measured_replay.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
-#include "trace/measurement_reader.hpp"
 
 namespace infersim {
 namespace po = boost::program_options;

@@ -15,12 +15,12 @@
 #include "cli/data_files.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
-#include "report/progress_line.hpp"
 #include "report/run_folder.hpp"
-#include "report/sweep_plots.hpp"
-#include "scenario/capacity.hpp"
-#include "scenario/fleet_search.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/capacity.hpp"
+#include "studies/fleet_search.hpp"
+#include "studies/progress_line.hpp"
+#include "studies/sweep.hpp"
+#include "studies/sweep_plots.hpp"
 
 namespace infersim {
 namespace po = boost::program_options;

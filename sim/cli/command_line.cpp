@@ -12,6 +12,11 @@
 #include <optional>
 #include <set>
 
+#include "calibration/hardware_model.hpp"
+#include "calibration/hardware_runs.hpp"
+#include "calibration/measured_comparison.hpp"
+#include "calibration/measured_replay.hpp"
+#include "calibration/measured_report.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/capacity_command.hpp"
 #include "cli/command_options.hpp"
@@ -27,12 +32,7 @@
 #include "report/attribution.hpp"
 #include "report/console_report.hpp"
 #include "report/figure_text.hpp"
-#include "report/measured_report.hpp"
 #include "report/run_writer.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/hardware_runs.hpp"
-#include "scenario/measured_comparison.hpp"
-#include "scenario/measured_replay.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 
@@ -329,7 +329,7 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   if (source) document["meta"]["measured"] = vm["measured"].as<std::string>();
   if (source) document["meta"].erase("presets_expected_error");
   ReportOptions writing{settings.plots == "svg", &err};
-  if (report) writing.measured = &*report;
+  if (report) writing.sections.push_back(measured_section(*report));
   if (result.retimed) writing.retimed = &*result.retimed;
   write_run(folder, document, result.modes(), per_request, writing);
   if (comparison) write_measured(folder, result, *comparison);

@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/hardware_model.hpp"
 #include "cli/run_options.hpp"
 #include "report/summary.hpp"
-#include "scenario/hardware_model.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 
@@ -35,7 +35,7 @@ std::string text_of(const boost::program_options::variables_map& vm, const char*
 // -j N, else the cores this process may use.
 unsigned threads_from(const boost::program_options::variables_map& vm);
 // --figures-weight W (a finite number, 0 or more), else 0: the fit's weight
-// on the table's headline figures (report/measured_report.hpp).
+// on the table's headline figures (calibration/measured_report.hpp).
 double figures_weight_from(const boost::program_options::variables_map& vm);
 
 // The base settings: defaults, the settings file, the knob flags. A settings

@@ -11,7 +11,7 @@
 #include "cli/sweep_command.hpp"
 #include "core/input_error.hpp"
 #include "report/run_folder.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 namespace infersim {
 namespace po = boost::program_options;

@@ -8,14 +8,14 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "calibration/hardware_model.hpp"
+#include "calibration/hardware_runs.hpp"
+#include "calibration/measured_report.hpp"
 #include "cli/command_options.hpp"
 #include "cli/data_files.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
-#include "report/measured_report.hpp"
 #include "report/run_folder.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/hardware_runs.hpp"
 #include "scenario/settings.hpp"
 
 namespace infersim {

@@ -9,11 +9,11 @@
 #include "cli/command_options.hpp"
 #include "cli/option_parsing.hpp"
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
-#include "report/progress_line.hpp"
+#include "core/number_format.hpp"
 #include "report/run_folder.hpp"
-#include "report/sweep_plots.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/progress_line.hpp"
+#include "studies/sweep.hpp"
+#include "studies/sweep_plots.hpp"
 
 namespace infersim {
 namespace po = boost::program_options;

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 namespace infersim {
 
@@ -17,7 +17,7 @@ namespace infersim {
 // knob and value checked as --vary checks them; `source` names the file.
 Sweep sweep_from_section(const nlohmann::json& section, const std::string& source);
 
-// The sweep's plots (report/sweep_plots) from its sweep.csv text, written to
+// The sweep's plots (studies/sweep_plots) from its sweep.csv text, written to
 // `folder`/plots and rendered; a rendering problem is told on `err`. Returns
 // the figures' names.
 std::vector<std::string> write_sweep_plots(const std::filesystem::path& folder, const Sweep& sweep,

@@ -9,7 +9,7 @@
 namespace infersim {
 namespace {
 
-[[noreturn, gnu::cold, gnu::noinline]] void past_the_clock() {
+[[noreturn, gnu::cold, gnu::noinline]] void transfer_past_the_clock() {
   throw InputError("", 0, "tokens.bytes_per_token, network.hops, run.time_scale",
                    "a request's transfer reaches past the end of the nanosecond clock (2^63 ns, "
                    "about 292 years): fewer bytes a token, faster hops or a shorter trace");
@@ -19,7 +19,7 @@ namespace {
 SimTime on_clock(SimTime at, Duration d) {
   std::int64_t sum = 0;
   if (__builtin_add_overflow(at.count_ns(), d.count_ns(), &sum)) [[unlikely]]
-    past_the_clock();
+    transfer_past_the_clock();
   return SimTime::ns(sum);
 }
 

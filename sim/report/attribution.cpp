@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "core/json_number.hpp"
+#include "core/number_format.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 

@@ -4,9 +4,9 @@
 #include <array>
 #include <cstdio>
 
+#include "core/number_format.hpp"
 #include "report/figure_text.hpp"
 #include "report/load_verdict.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 namespace {

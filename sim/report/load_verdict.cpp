@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "core/number_format.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 

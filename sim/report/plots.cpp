@@ -12,8 +12,8 @@
 
 #include <functional>
 
+#include "core/number_format.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 
 extern char** environ;
 

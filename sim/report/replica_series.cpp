@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <optional>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 namespace {

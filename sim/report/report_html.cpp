@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <optional>
 
+#include "core/number_format.hpp"
 #include "report/attribution.hpp"
 #include "report/figure_text.hpp"
 #include "report/load_verdict.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {
@@ -58,7 +58,7 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
   return groups;
 }
 
-std::string figures_table(const std::vector<const ModeResult*>& results) {
+std::string figures_html_table(const std::vector<const ModeResult*>& results) {
   const bool compare = results.size() == 2;
   std::string out = "<table class=\"figures\">\n<thead><tr><th>Figure</th>";
   for (const ModeResult* r : results)
@@ -614,36 +614,10 @@ std::string inline_svg(const std::string& svg, const std::string& id_prefix,
   return out;
 }
 
-// The measured run's table as the console prints it, as HTML.
-std::string measured_table_html(const MeasuredReport& m) {
-  const bool other = std::any_of(m.table.begin(), m.table.end(),
-                                 [](const MeasuredTableRow& r) { return r.other_ms.has_value(); });
-  std::string out =
-      "<table class=\"measured\">\n<thead><tr><th>Figure</th><th>Measured (ms)</th>"
-      "<th>infersim (ms)</th><th>Diff %</th>" +
-      std::string(other ? "<th>LLMServingSim (ms)</th><th>Diff %</th>" : "") +
-      "</tr></thead>\n<tbody>\n";
-  for (const MeasuredTableRow& r : m.table) {
-    out += "<tr><th scope=\"row\">" + html_escape(r.metric + " " + r.statistic) + "</th><td>" +
-           fixed(r.measured_ms, 1) + "</td><td>" + fixed(r.simulated_ms, 1) + "</td><td>" +
-           (r.diff_pct() >= 0 ? "+" : "") + fixed(r.diff_pct(), 1) + "</td>";
-    if (other) {
-      out += r.other_ms ? "<td>" + fixed(*r.other_ms, 1) + "</td><td>" +
-                              (*r.other_diff_pct() >= 0 ? "+" : "") +
-                              fixed(*r.other_diff_pct(), 1) + "</td>"
-                        : "<td></td><td></td>";
-    }
-    out += "</tr>\n";
-  }
-  return out + "</tbody>\n</table>\n";
-}
-
 std::string report_html(const nlohmann::ordered_json& settings,
                         const std::vector<const ModeResult*>& results,
                         const std::vector<ReportFigure>& figures, const std::string& plots_note,
-                        const MeasuredReport* measured,
-                        const std::vector<ReportFigure>& measured_figures,
-                        const ModeResult* retimed) {
+                        const std::vector<PageSection>& sections, const ModeResult* retimed) {
   const std::string trace = json_text(settings, "trace", "path", "?");
   const std::string mode = json_text(settings, "run", "mode", results.size() == 2 ? "compare" : "");
   const std::string digest = json_text(settings, "trace", "sha256");
@@ -657,23 +631,24 @@ std::string report_html(const nlohmann::ordered_json& settings,
       "<title>Run report: " +
       html_escape(mode + ", " + trace) + "</title>\n<style>" + kStyle +
       "</style>\n</head>\n<body>\n";
+  page += "<header>\n<h1>Run report</h1>\n<p class=\"meta\">Trace <code>" + html_escape(trace) +
+          "</code>" +
+          (digest.size() >= 12 ? " (SHA-256 " + html_escape(digest.substr(0, 12)) + "…)" : "") +
+          ", mode <b>" + html_escape(mode) + "</b>, " +
+          html_escape(json_text(settings, "run", "devices", "?")) + " devices, " +
+          html_escape(server) + ", seed " + html_escape(json_text(settings, "run", "seed", "?")) +
+          ".</p>\n<p class=\"meta\">" +
+          html_escape(json_text(settings, "meta", "program", "infersim") + " " +
+                      json_text(settings, "meta", "version")) +
+          (settings.contains("meta")
+               ? ", written " + html_escape(json_text(settings, "meta", "written_at"))
+               : std::string()) +
+          ". Every setting is in <code>settings.json</code>; <code>infersim run --settings "
+          "settings.json</code> runs it again.</p>\n"
+          "<nav><a href=\"#verdict\">Verdict</a><a href=\"#figures\">Figures</a>";
+  for (const PageSection& section : sections)
+    page += "<a href=\"#" + html_escape(section.id) + "\">" + html_escape(section.heading) + "</a>";
   page +=
-      "<header>\n<h1>Run report</h1>\n<p class=\"meta\">Trace <code>" + html_escape(trace) +
-      "</code>" +
-      (digest.size() >= 12 ? " (SHA-256 " + html_escape(digest.substr(0, 12)) + "…)" : "") +
-      ", mode <b>" + html_escape(mode) + "</b>, " +
-      html_escape(json_text(settings, "run", "devices", "?")) + " devices, " + html_escape(server) +
-      ", seed " + html_escape(json_text(settings, "run", "seed", "?")) +
-      ".</p>\n<p class=\"meta\">" +
-      html_escape(json_text(settings, "meta", "program", "infersim") + " " +
-                  json_text(settings, "meta", "version")) +
-      (settings.contains("meta")
-           ? ", written " + html_escape(json_text(settings, "meta", "written_at"))
-           : std::string()) +
-      ". Every setting is in <code>settings.json</code>; <code>infersim run --settings "
-      "settings.json</code> runs it again.</p>\n"
-      "<nav><a href=\"#verdict\">Verdict</a><a href=\"#figures\">Figures</a>" +
-      std::string(measured != nullptr ? "<a href=\"#measured\">Against the measured run</a>" : "") +
       "<a href=\"#time\">Over time</a><a href=\"#distributions\">Distributions</a>"
       "<a href=\"#guide\">Reading guide</a><a href=\"#all\">Every figure</a></nav>\n"
       "</header>\n";
@@ -728,7 +703,7 @@ std::string report_html(const nlohmann::ordered_json& settings,
           class_knobs_html(server_description) + "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
-  if (!results.empty()) page += figures_table(results) + fleet_table(settings, results);
+  if (!results.empty()) page += figures_html_table(results) + fleet_table(settings, results);
   if (retimed != nullptr && results.size() == 2) {
     page += "<h3>What the gap is made of</h3>\n<pre class=\"attribution\">" +
             html_escape(attribution_table(attribute(*results[0], *retimed, *results[1]),
@@ -753,15 +728,12 @@ std::string report_html(const nlohmann::ordered_json& settings,
            " <span class=\"source\">(<code>plots/" + html_escape(f.name) +
            ".gp</code>)</span></figcaption>\n</figure>\n";
   };
-  if (measured != nullptr) {
-    page += "<section id=\"measured\">\n<h2>Against the measured run</h2>\n<p>" +
-            html_escape(measured->source) + ": " + html_escape(measured->engine) + ", " +
-            std::to_string(measured->requests.size()) +
-            " requests replayed at the engine's own arrivals. Times in milliseconds; diff % is "
-            "(infersim − measured) / measured.</p>\n" +
-            measured_table_html(*measured);
-    for (std::size_t i = 0; i < measured_figures.size(); ++i)
-      page += figure_html(measured_figures[i], figures.size() + i);
+  std::size_t numbered = figures.size();
+  for (const PageSection& section : sections) {
+    page += "<section id=\"" + html_escape(section.id) + "\">\n<h2>" +
+            html_escape(section.heading) + "</h2>\n" + section.html;
+    for (const ReportFigure& f : section.figures)
+      page += figure_html(f, numbered++);
     page += "</section>\n";
   }
   std::string over_time, distributions;

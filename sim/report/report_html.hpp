@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/measured_report.hpp"
 #include "report/mode_result.hpp"
 
 namespace infersim {
@@ -35,17 +34,26 @@ std::string html_escape(const std::string& text);
 std::string inline_svg(const std::string& svg, const std::string& id_prefix,
                        const std::string& title);
 
+// A section its caller adds to the page, after the figures: a link in the
+// page's navigation, its heading, its HTML (already escaped) and its figures,
+// numbered after the run's own. report/ knows none of them by name; the
+// measured run's (calibration/measured_report) is one.
+struct PageSection {
+  std::string id;       // the section's anchor, linked from the navigation
+  std::string heading;  // its <h2>, and the link's text
+  std::string html;     // what stands under the heading, before the figures
+  std::vector<ReportFigure> figures;
+};
+
 // The page. `settings` is the run's settings.json document; `results` one mode
 // or recorded and synthetic; `figures` the plots in order (none when plots are
-// off); `plots_note` says why plots are missing, when they are.
-// With `measured`, a section sets the replay against the measured run: its
-// table (ms, diff %) and `measured_figures`. With `retimed` (compare mode),
-// the gap between the two modes is split into timing and size mix.
+// off); `plots_note` says why plots are missing, when they are; `sections`
+// the callers' own, in order. With `retimed` (compare mode), the gap between
+// the two modes is split into timing and size mix.
 std::string report_html(const nlohmann::ordered_json& settings,
                         const std::vector<const ModeResult*>& results,
                         const std::vector<ReportFigure>& figures, const std::string& plots_note,
-                        const MeasuredReport* measured = nullptr,
-                        const std::vector<ReportFigure>& measured_figures = {},
+                        const std::vector<PageSection>& sections = {},
                         const ModeResult* retimed = nullptr);
 
 }  // namespace infersim

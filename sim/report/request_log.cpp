@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "core/large_array.hpp"
+#include "core/number_format.hpp"
 #include "report/csv_field.hpp"
-#include "report/number_format.hpp"
 #include "report/run_folder.hpp"
 
 namespace infersim {

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/number_format.hpp"
 #include "report/attribution.hpp"
-#include "report/number_format.hpp"
 #include "report/plots.hpp"
 #include "report/replication_bands.hpp"
 #include "report/report_html.hpp"
@@ -58,11 +58,12 @@ std::string read_text_file(const std::filesystem::path& path) {
 }
 
 void write_mode_files(const RunFolder& folder, const std::string& sub, const ModeResult& r,
-                      bool per_request, const MeasuredReport* measured) {
+                      bool per_request, const std::vector<RunSection>& sections) {
   const std::filesystem::path dir = sub.empty() ? folder.path() : folder.path() / sub;
   nlohmann::ordered_json summary = summary_to_json(r);
-  if (measured != nullptr && r.mode == "recorded")
-    summary["measured"] = measured_to_json(*measured);
+  for (const RunSection& section : sections) {
+    if (section.mode == r.mode) summary[section.key] = section.summary;
+  }
   write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
   if (per_request) write_requests_csv(dir / "requests.csv", r.tasks, r.log, r.unit_class);
   write_file_atomically(dir / "timeseries.csv", time_series_csv(r.time_series));
@@ -161,7 +162,7 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
                           ": cannot create: " + error.message());
       }
     }
-    write_mode_files(folder, nested ? r->mode : "", *r, per_request, report.measured);
+    write_mode_files(folder, nested ? r->mode : "", *r, per_request, report.sections);
   }
   const ModeResult* retimed = nested ? report.retimed : nullptr;
   if (retimed != nullptr) {
@@ -171,7 +172,7 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
       throw OutputError((folder.path() / retimed->mode).string() +
                         ": cannot create: " + error.message());
     }
-    write_mode_files(folder, retimed->mode, *retimed, per_request, nullptr);
+    write_mode_files(folder, retimed->mode, *retimed, per_request, {});
   }
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
   std::vector<const ModeResult*> summarized = results;
@@ -211,22 +212,21 @@ void write_run(const RunFolder& folder, const nlohmann::ordered_json& settings,
       figures.push_back(std::move(f));
     }
   }
-  std::vector<ReportFigure> measured_figures;
-  if (report.measured != nullptr) {
+  std::vector<PageSection> sections;
+  for (const RunSection& section : report.sections) {
+    sections.push_back(section.page);
     PlotRendering rendering;
-    for (const PlotScript& p :
-         write_measured_report(folder.path(), *report.measured, report.plots, &rendering)) {
+    for (const PlotScript& p : section.write_files(folder.path(), report.plots, rendering)) {
       ReportFigure f{p.name, p.title, p.caption, ""};
       if (std::find(rendering.rendered.begin(), rendering.rendered.end(), p.name) !=
           rendering.rendered.end()) {
         f.svg = read_text_file(folder.file("plots") / (p.name + ".svg"));
       }
-      measured_figures.push_back(std::move(f));
+      sections.back().figures.push_back(std::move(f));
     }
   }
   write_file_atomically(folder.file("report.html"),
-                        report_html(settings, results, figures, plots_note, report.measured,
-                                    measured_figures, retimed));
+                        report_html(settings, results, figures, plots_note, sections, retimed));
 }
 
 }  // namespace infersim

@@ -9,15 +9,17 @@
 // (gnuplot scripts, and their SVGs when gnuplot is there) and report.html.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <ostream>
-
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "report/measured_report.hpp"
 #include "report/mode_result.hpp"
+#include "report/plots.hpp"
+#include "report/report_html.hpp"
 #include "report/run_folder.hpp"
 #include "report/summary.hpp"
 
@@ -30,14 +32,30 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result);
 // a missing figure is an empty field.
 std::string summary_csv(const std::vector<const ModeResult*>& results);
 
+// A part of a run folder its caller makes (a replay's measured run, say:
+// calibration/measured_report): figures of its own in one mode's
+// summary.json, files beside the run's, and a section on the page. report/
+// writes it where it goes without knowing what it holds.
+struct RunSection {
+  std::string mode;  // the mode whose summary.json holds `summary` under `key`
+  std::string key;
+  nlohmann::ordered_json summary;
+  // Writes the section's files into the run folder (its path given), and with
+  // `plots` their scripts into plots/, rendered, saying in `rendering` which
+  // were; returns the scripts, whose figures the page shows in `page`.
+  std::function<std::vector<PlotScript>(const std::filesystem::path& folder, bool plots,
+                                        PlotRendering& rendering)>
+      write_files;
+  PageSection page;  // its figures are the scripts write_files returns
+};
+
 struct ReportOptions {
   bool plots = true;                // write plots/ and render it
   std::ostream* notices = nullptr;  // told once when the plots could not be rendered
   std::string gnuplot = "gnuplot";  // the program, found on PATH
-  // A replay of a measured run (run --measured): its files (measured*.csv,
-  // measured_table.txt, plots/measured_*), its table in the recorded
-  // summary.json under `measured`, and a validation section on the page.
-  const MeasuredReport* measured = nullptr;
+  // The callers' own parts of the folder, in order (a replay of a measured
+  // run's files, its table in the recorded summary.json and its section).
+  std::vector<RunSection> sections = {};
   // Compare mode's retimed mode (the recorded requests at synthetic
   // instants): its files in retimed/, its summary beside the others', and
   // summary.json's `attribution` of the gap.

@@ -10,7 +10,7 @@
 #include "core/large_array.hpp"
 #include "core/percentiles.hpp"
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 namespace {

@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "model/replica_power.hpp"
-#include "report/number_format.hpp"
 #include "report/summary.hpp"
 
 namespace infersim {

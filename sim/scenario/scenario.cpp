@@ -9,12 +9,12 @@
 
 #include "core/cores.hpp"
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "core/sha256.hpp"
 #include "core/statistics.hpp"
 #include "model/batching_server.hpp"
 #include "model/edge_server.hpp"
 #include "model/simulation.hpp"
-#include "report/number_format.hpp"
 #include "report/replica_series.hpp"
 #include "report/request_log.hpp"
 #include "trace/trace_reader.hpp"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "test_support.hpp"
 
 namespace infersim {

@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_options.hpp"
-#include "report/number_format.hpp"
-#include "scenario/capacity.hpp"
+#include "core/number_format.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/capacity.hpp"
+#include "studies/sweep.hpp"
 #include "test_support.hpp"
 
 namespace infersim {

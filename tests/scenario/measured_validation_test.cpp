@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "calibration/batching_calibration.hpp"
+#include "calibration/hardware_model.hpp"
+#include "calibration/hardware_runs.hpp"
+#include "calibration/measured_replay.hpp"
 #include "core/sha256.hpp"
-#include "scenario/batching_calibration.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/hardware_runs.hpp"
-#include "scenario/measured_replay.hpp"
 #include "test_support.hpp"
 #include "trace/trace_reader.hpp"
 

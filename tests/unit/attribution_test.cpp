@@ -118,7 +118,7 @@ TEST(AttributionWords, ThePageBlamesBurstsOnlyWhenTimingIsLarger) {
     ModeResult rec = mode("recorded", recorded, 1), ret = mode("retimed", retimed, 1),
                syn = mode("synthetic", synthetic, 1);
     syn.arrivals = "poisson";
-    return report_html(settings, {&rec, &syn}, {}, "", nullptr, {}, &ret);
+    return report_html(settings, {&rec, &syn}, {}, "", {}, &ret);
   };
   const std::string sizes = page(4.124, 4.304, 0.6031);
   EXPECT_THAT(sizes, ::testing::Not(HasSubstr("While a burst lasts")));

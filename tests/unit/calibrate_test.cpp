@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/calibration.hpp"
+#include "calibration/measurement_reader.hpp"
 #include "core/input_error.hpp"
-#include "scenario/calibration.hpp"
 #include "scenario/scenario.hpp"
 #include "test_support.hpp"
-#include "trace/measurement_reader.hpp"
 #include "trace/trace_reader.hpp"
 
 namespace infersim {

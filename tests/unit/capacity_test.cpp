@@ -1,6 +1,6 @@
 // Capacity: parsing targets, bisecting whole and real knobs, and the command
 // on a small trace, checked against plain runs at the answer and below it.
-#include "scenario/capacity.hpp"
+#include "studies/capacity.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 #include "test_support.hpp"
 
 namespace infersim {

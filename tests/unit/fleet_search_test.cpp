@@ -1,4 +1,4 @@
-// The cheapest-fleet search (scenario/fleet_search.hpp) on figures given by a
+// The cheapest-fleet search (studies/fleet_search.hpp) on figures given by a
 // function of the counts: the answer is the brute-force cheapest whatever
 // shape the figure has, the runs before it are exactly the cheaper fleets,
 // ties go to fewer replicas, and the front and the files say what was run.
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "core/input_error.hpp"
-#include "report/sweep_plots.hpp"
-#include "scenario/capacity.hpp"
-#include "scenario/fleet_search.hpp"
+#include "studies/capacity.hpp"
+#include "studies/fleet_search.hpp"
+#include "studies/sweep_plots.hpp"
 
 namespace infersim {
 namespace {

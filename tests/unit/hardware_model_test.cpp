@@ -1,8 +1,8 @@
-// The hardware model (scenario/hardware_model.hpp): the models' parameter
+// The hardware model (calibration/hardware_model.hpp): the models' parameter
 // counts against their model cards, a cost map and a KV count worked out by
 // hand, the catalog's files read and refused, and the efficiency factors
 // fitted back from runs simulated with known ones.
-#include "scenario/hardware_model.hpp"
+#include "calibration/hardware_model.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <string>
 
-#include "scenario/batching_calibration.hpp"
-#include "scenario/hardware_runs.hpp"
-#include "scenario/measured_replay.hpp"
+#include "calibration/batching_calibration.hpp"
+#include "calibration/hardware_runs.hpp"
+#include "calibration/measured_replay.hpp"
+#include "calibration/measured_run_reader.hpp"
 #include "test_support.hpp"
-#include "trace/measured_run_reader.hpp"
 
 namespace infersim {
 namespace {

@@ -38,7 +38,7 @@ std::string inspect(const std::vector<std::string>& args) {
   return out.str();
 }
 
-std::string input_error_of(const std::vector<std::string>& args) {
+std::string inspect_error_of(const std::vector<std::string>& args) {
   return test::error_of([&] { inspect(args); });
 }
 
@@ -130,13 +130,13 @@ TEST(InspectCommand, ReadsNamedColumnsUnitsAndFilters) {
 }
 
 TEST(InspectCommand, BadInputIsAnInputError) {
-  EXPECT_THAT(input_error_of({"--jsn"}), HasSubstr("--jsn: unknown option (did you mean --json?)"));
-  EXPECT_THAT(input_error_of({"/nonexistent/trace.csv"}), HasSubstr("/nonexistent/trace.csv"));
-  EXPECT_THAT(input_error_of({"a.csv", "b.csv"}), HasSubstr("one positional argument"));
-  EXPECT_THAT(input_error_of({"a.csv", "--trace", "b.csv"}), HasSubstr("given more than once"));
-  EXPECT_THAT(input_error_of({small_csv(), "--timestamp-unit", "days"}),
+  EXPECT_THAT(inspect_error_of({"--jsn"}), HasSubstr("--jsn: unknown option (did you mean --json?)"));
+  EXPECT_THAT(inspect_error_of({"/nonexistent/trace.csv"}), HasSubstr("/nonexistent/trace.csv"));
+  EXPECT_THAT(inspect_error_of({"a.csv", "b.csv"}), HasSubstr("one positional argument"));
+  EXPECT_THAT(inspect_error_of({"a.csv", "--trace", "b.csv"}), HasSubstr("given more than once"));
+  EXPECT_THAT(inspect_error_of({small_csv(), "--timestamp-unit", "days"}),
               HasSubstr("--timestamp-unit"));
-  EXPECT_THAT(input_error_of({small_csv(), "--filter", "nocolumn"}), HasSubstr("--filter"));
+  EXPECT_THAT(inspect_error_of({small_csv(), "--filter", "nocolumn"}), HasSubstr("--filter"));
 }
 
 TEST(InspectCommand, IsACommandOfTheProgram) {

@@ -2,7 +2,7 @@
 // request's instants, the engine's knobs, what is assumed), bad folders
 // failing with one line naming the file, line and field, and calibrate
 // recovering known step costs from a run infersim simulated itself.
-#include "trace/measured_run_reader.hpp"
+#include "calibration/measured_run_reader.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,10 +15,10 @@
 #include <string>
 #include <utility>
 
+#include "calibration/batching_calibration.hpp"
+#include "calibration/measured_replay.hpp"
 #include "core/input_error.hpp"
 #include "core/sha256.hpp"
-#include "scenario/batching_calibration.hpp"
-#include "scenario/measured_replay.hpp"
 #include "test_support.hpp"
 #include "trace/trace_reader.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "scenario/scenario.hpp"
 
 namespace infersim {

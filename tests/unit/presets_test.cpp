@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/hardware_model.hpp"
+#include "calibration/hardware_model.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
 #include "test_support.hpp"

@@ -1,7 +1,7 @@
 // The progress line of long commands, driven by a hand-set clock: quiet for a
 // second, then a line every few seconds off a terminal, one line rewritten in
 // place on a terminal, and the figures (done, rate, time left) worked out here.
-#include "report/progress_line.hpp"
+#include "studies/progress_line.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -177,6 +177,25 @@ TEST(ReportPageWithoutRenderedPlots, SaysHowToRenderThem) {
   EXPECT_THAT(page, HasSubstr("<img src=\"plots/arrivals.svg\""));
 }
 
+TEST(ReportPageSections, StandAfterTheFiguresLinkedAndNumberTheirFiguresAfterTheRunsOwn) {
+  const ModeResult only = small_run("recorded", 1);
+  PageSection section{"extra", "A <caller>'s section", "<p>Its own words.</p>\n", {}};
+  section.figures.push_back({"extra_plot", "Extra", "Drawn by its caller.", fake_svg("e")});
+  const std::string page =
+      report_html(settings_json("t.csv"), {&only},
+                  {{"arrivals", "Arrivals", "Read me.", fake_svg("a")}}, "", {section});
+  EXPECT_THAT(page, HasSubstr("<a href=\"#figures\">Figures</a><a href=\"#extra\">A "
+                              "&lt;caller&gt;&#39;s section</a><a href=\"#time\">"));
+  const auto at = page.find(
+      "<section id=\"extra\">\n<h2>A &lt;caller&gt;&#39;s section</h2>\n"
+      "<p>Its own words.</p>\n<figure id=\"plot-extra_plot\">");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LT(page.find("<section id=\"figures\">"), at);
+  EXPECT_LT(at, page.find("<section id=\"time\">"));
+  // The run's one figure is p0-; the section's first is p1-.
+  EXPECT_THAT(page, HasSubstr("id=\"p1-gnuplot_canvas\""));
+}
+
 TEST(InlineSvg, DropsThePrologueAndRenamesIds) {
   const std::string svg = inline_svg(fake_svg("x"), "p7-", "A & B");
   EXPECT_TRUE(svg.starts_with("<svg"));

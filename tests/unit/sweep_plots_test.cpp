@@ -1,7 +1,7 @@
 // The plots of sweeps and capacity searches: which figures and lines a table
 // gives, their styles, and, with gnuplot installed, the rows each line holds
 // once gnuplot has read sweep.csv, and the SVGs rendered.
-#include "report/sweep_plots.hpp"
+#include "studies/sweep_plots.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Sweeps: the grid, ranges, shards, the rows of sweep.csv, the command's
 // checks, and merging shards back into the whole sweep's file.
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

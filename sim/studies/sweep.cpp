@@ -1,4 +1,4 @@
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "report/csv_field.hpp"
-#include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
 
 namespace infersim {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "calibration/measurement_reader.hpp"
 #include "scenario/settings.hpp"
-#include "trace/measurement_reader.hpp"
 
 namespace infersim {
 

@@ -1,4 +1,4 @@
-// Measured runs read as points of the hardware model (scenario/hardware_model):
+// Measured runs read as points of the hardware model (calibration/hardware_model):
 // each run's GPU (meta.json's device name, else the one given), model
 // (meta.json's Hugging Face id), deployment (its tensor and data
 // parallelism and engine limits) and workload (meta.json's dataset_path,
@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "calibration/batching_calibration.hpp"
+#include "calibration/hardware_model.hpp"
+#include "calibration/measured_replay.hpp"
+#include "calibration/measured_report.hpp"
 #include "model/batching_knobs.hpp"
-#include "report/measured_report.hpp"
-#include "scenario/batching_calibration.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/measured_replay.hpp"
 
 namespace infersim {
 

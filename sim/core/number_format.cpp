@@ -1,4 +1,4 @@
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 #include <charconv>
 #include <cstdio>

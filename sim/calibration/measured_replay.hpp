@@ -2,7 +2,7 @@
 // run's meta.json and vLLM's defaults (each assumption said), the requests at
 // the engine's own arrivals joined to the workload's prompt blocks, a lean
 // replay that records every step and each request's instants, the loss the fit
-// minimises, and the comparison the reporter formats (report/measured_report).
+// minimises, and the comparison the reporter formats (calibration/measured_report).
 // Nothing here prints.
 #pragma once
 
@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "calibration/measured_report.hpp"
+#include "calibration/measured_run_reader.hpp"
+#include "calibration/measurement_reader.hpp"
 #include "model/batching_knobs.hpp"
 #include "model/server_model.hpp"
-#include "report/measured_report.hpp"
 #include "report/request_log.hpp"
 #include "request/request_list.hpp"
-#include "trace/measured_run_reader.hpp"
-#include "trace/measurement_reader.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
@@ -64,7 +64,7 @@ struct MeasuredReplay {
   Trace trace;
   std::vector<MeasuredFigures> measured;  // by replay id
   std::uint64_t left_out = 0;             // measured requests never served
-  // The TTFT residuals' scale: the mean measured TTFT (report/measured_report
+  // The TTFT residuals' scale: the mean measured TTFT (calibration/measured_report
   // says why).
   double ttft_scale_s = 0;
   std::vector<MeasuredTick> ticks;
@@ -73,7 +73,7 @@ struct MeasuredReplay {
   // Arrivals are the engine's own turns (a run folder's queued_ts), replayed
   // by section 10b's rule; a measurement file's are the client's.
   bool engine_turns = false;
-  // The loss's figures term's weight (report/measured_report.hpp): 0, none.
+  // The loss's figures term's weight (calibration/measured_report.hpp): 0, none.
   double figures_weight = 0;
 
   // The replay's tasks (block ids point into `trace`).
@@ -105,7 +105,7 @@ struct Replay {
 // and its first token and last token are the server's instants.
 Replay replay_measured(const MeasuredReplay& replay, const BatchingKnobs& knobs);
 
-// The fit's loss (report/measured_report.hpp) of a replay.
+// The fit's loss (calibration/measured_report.hpp) of a replay.
 MeasuredLoss replay_loss(const MeasuredReplay& replay, const Replay& result);
 
 // A headline figure of a replay against the run's: TTFT, TPOT or latency's

@@ -1,16 +1,16 @@
-#include "scenario/fleet_search.hpp"
+#include "studies/fleet_search.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/input_error.hpp"
 #include "core/json_number.hpp"
+#include "core/number_format.hpp"
 #include "model/replica_class.hpp"
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 namespace infersim {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/sweep_plots.hpp"
+#include "studies/sweep_plots.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 #include "report/run_folder.hpp"
 
 namespace infersim {
@@ -78,11 +78,11 @@ std::string header(const std::string& name, const std::string& title, const std:
 
 // A table of our own writing: a header and rows of fields apart by commas (no
 // quoting: no field holds a comma).
-struct Table {
+struct CsvTable {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
 
-  explicit Table(const std::string& csv) {
+  explicit CsvTable(const std::string& csv) {
     std::size_t begin = 0;
     bool first = true;
     while (begin < csv.size()) {
@@ -122,7 +122,7 @@ struct Match {
   std::string value;
 };
 
-bool matches(const Table& table, const std::vector<std::string>& row,
+bool matches(const CsvTable& table, const std::vector<std::string>& row,
              const std::vector<Match>& conditions) {
   for (const Match& m : conditions) {
     const auto c = table.column(m.column);
@@ -131,7 +131,8 @@ bool matches(const Table& table, const std::vector<std::string>& row,
   return true;
 }
 
-bool has_value(const Table& table, const std::vector<Match>& conditions, const std::string& key) {
+bool has_value(const CsvTable& table, const std::vector<Match>& conditions,
+               const std::string& key) {
   const auto c = table.column(key);
   if (!c) return false;
   return std::any_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
@@ -173,7 +174,7 @@ std::optional<double> number_of(const std::string& text) {
 }
 
 // The numbers of a column, over the rows.
-std::vector<double> column_numbers(const Table& table, const std::string& name) {
+std::vector<double> column_numbers(const CsvTable& table, const std::string& name) {
   std::vector<double> out;
   if (const auto c = table.column(name)) {
     for (const auto& row : table.rows) {
@@ -214,7 +215,7 @@ std::vector<PlotScript> sweep_plot_scripts(const std::vector<SweepPlotAxis>& axe
                                            const std::string& csv) {
   std::vector<PlotScript> out;
   if (axes.empty()) return out;
-  const Table table(csv);
+  const CsvTable table(csv);
   const SweepPlotAxis& x = axes.front();
   const std::vector<std::vector<Match>> combos = combinations(axes);
 
@@ -325,7 +326,7 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
                                               const std::vector<CapacityPlotBound>& bounds,
                                               const std::string& csv) {
   std::vector<PlotScript> out;
-  const Table table(csv);
+  const CsvTable table(csv);
   std::vector<std::string> keys = target_keys;
   for (const std::string& key : sweep_plot_keys()) {
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
@@ -420,7 +421,7 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
 
 PlotScript fleet_cost_plot_script(const std::vector<CapacityPlotMode>& modes,
                                   const CapacityPlotBound& bound, const std::string& csv) {
-  const Table table(csv);
+  const CsvTable table(csv);
   const std::string& key = bound.key;
   const std::vector<double> values = column_numbers(table, key);
   const bool log_y = !fraction(values) && wide_positive(values);

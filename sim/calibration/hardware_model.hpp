@@ -1,7 +1,7 @@
 // A batching replica derived from what can be known before buying the GPU: the
 // GPU's datasheet, the model's published architecture, the deployment
 // (tensor and data parallelism, vLLM's engine limits) and efficiency factors
-// fitted once on measured runs (scenario/batching_calibration). The KV blocks
+// fitted once on measured runs (calibration/batching_calibration). The KV blocks
 // follow vLLM's own memory accounting; the step cost is a roofline a step
 // (model/step_cost.hpp): the weights, the KV and the experts read at the
 // memory roof against the FLOPs at the compute roof, plus a fixed overhead

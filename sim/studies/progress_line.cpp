@@ -1,4 +1,4 @@
-#include "report/progress_line.hpp"
+#include "studies/progress_line.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <iostream>
 
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 

@@ -1,12 +1,12 @@
-#include "scenario/hardware_runs.hpp"
+#include "calibration/hardware_runs.hpp"
 
 #include <cmath>
 #include <cstdio>
 
+#include "calibration/measured_run_reader.hpp"
 #include "core/input_error.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/settings.hpp"
-#include "trace/measured_run_reader.hpp"
 
 namespace infersim {
 

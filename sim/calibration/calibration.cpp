@@ -1,4 +1,4 @@
-#include "scenario/calibration.hpp"
+#include "calibration/calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <Eigen/Dense>
 
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {

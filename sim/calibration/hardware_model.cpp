@@ -1,4 +1,4 @@
-#include "scenario/hardware_model.hpp"
+#include "calibration/hardware_model.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 // cd, ckv; with the extensions of model/step_cost.hpp, the weights and the
 // experts read) to a measured run, with the simulation in the loop: each iterate
 // replays the run, and the loss is over the requests' own TTFT and TPOT
-// (report/measured_report.hpp states it). For a fixed schedule every token
+// (calibration/measured_report.hpp states it). For a fixed schedule every token
 // instant is the start of its replica's busy stretch plus the steps' costs
 // since, each linear in the coefficients (the roofline's, on the side of its
 // max that binds), so the replay gives the exact
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "calibration/hardware_model.hpp"
+#include "calibration/measured_replay.hpp"
 #include "model/batching_knobs.hpp"
 #include "model/step_cost.hpp"
-#include "scenario/hardware_model.hpp"
-#include "scenario/measured_replay.hpp"
 #include "scenario/settings.hpp"
 
 namespace infersim {
@@ -94,7 +94,7 @@ struct ReplayResiduals {
 };
 ReplayResiduals replay_residuals(const MeasuredReplay& replay, const BatchingKnobs& knobs);
 
-// Efficiency factors (scenario/hardware_model.hpp) fitted across measured
+// Efficiency factors (calibration/hardware_model.hpp) fitted across measured
 // runs at once: each run's step costs are its GPU's, model's and
 // deployment's cost map at the shared factors, its knobs otherwise the
 // engine's; the loss is the sum of the runs' losses.

@@ -1,12 +1,13 @@
-#include "report/measured_report.hpp"
+#include "calibration/measured_report.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
-#include "report/number_format.hpp"
 #include "report/plots.hpp"
+#include "report/report_html.hpp"
 #include "report/run_folder.hpp"
 
 namespace infersim {
@@ -70,6 +71,30 @@ PlotScript ticks_plot(const std::string& name, const std::string& title, const s
       name, title, caption, "measured_timeseries.csv",
       "set xlabel \"seconds of the run\"\nset ylabel \"" + ylabel + "\"\nset key top right\n",
       "steps", curves);
+}
+
+// The measured run's table as the console prints it, as HTML.
+std::string measured_table_html(const MeasuredReport& m) {
+  const bool other = std::any_of(m.table.begin(), m.table.end(),
+                                 [](const MeasuredTableRow& r) { return r.other_ms.has_value(); });
+  std::string out =
+      "<table class=\"measured\">\n<thead><tr><th>Figure</th><th>Measured (ms)</th>"
+      "<th>infersim (ms)</th><th>Diff %</th>" +
+      std::string(other ? "<th>LLMServingSim (ms)</th><th>Diff %</th>" : "") +
+      "</tr></thead>\n<tbody>\n";
+  for (const MeasuredTableRow& r : m.table) {
+    out += "<tr><th scope=\"row\">" + html_escape(r.metric + " " + r.statistic) + "</th><td>" +
+           fixed(r.measured_ms, 1) + "</td><td>" + fixed(r.simulated_ms, 1) + "</td><td>" +
+           (r.diff_pct() >= 0 ? "+" : "") + fixed(r.diff_pct(), 1) + "</td>";
+    if (other) {
+      out += r.other_ms ? "<td>" + fixed(*r.other_ms, 1) + "</td><td>" +
+                              (*r.other_diff_pct() >= 0 ? "+" : "") +
+                              fixed(*r.other_diff_pct(), 1) + "</td>"
+                        : "<td></td><td></td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
 }
 
 }  // namespace
@@ -323,6 +348,26 @@ std::vector<PlotScript> write_measured_report(const std::filesystem::path& dir,
   PlotRendering r = render_plots(dir, scripts);
   if (rendering != nullptr) *rendering = std::move(r);
   return scripts;
+}
+
+RunSection measured_section(const MeasuredReport& report) {
+  RunSection section;
+  section.mode = "recorded";
+  section.key = "measured";
+  section.summary = measured_to_json(report);
+  section.write_files = [&report](const std::filesystem::path& folder, bool plots,
+                                  PlotRendering& rendering) {
+    return write_measured_report(folder, report, plots, &rendering);
+  };
+  section.page.id = "measured";
+  section.page.heading = "Against the measured run";
+  section.page.html =
+      "<p>" + html_escape(report.source) + ": " + html_escape(report.engine) + ", " +
+      std::to_string(report.requests.size()) +
+      " requests replayed at the engine's own arrivals. Times in milliseconds; diff % is "
+      "(infersim − measured) / measured.</p>\n" +
+      measured_table_html(report);
+  return section;
 }
 
 bool kv_use_recorded(const MeasuredReport& report) {

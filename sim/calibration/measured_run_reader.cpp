@@ -1,4 +1,4 @@
-#include "trace/measured_run_reader.hpp"
+#include "calibration/measured_run_reader.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "scenario/batching_calibration.hpp"
+#include "calibration/batching_calibration.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -10,8 +10,8 @@
 #include <Eigen/Dense>
 
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "core/random.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {

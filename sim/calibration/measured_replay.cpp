@@ -1,4 +1,4 @@
-#include "scenario/measured_replay.hpp"
+#include "calibration/measured_replay.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,12 +8,12 @@
 #include <numeric>
 
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
 #include "model/batching_server.hpp"
 #include "model/device_fleet.hpp"
 #include "model/network_path.hpp"
 #include "model/simulation.hpp"
-#include "report/number_format.hpp"
 
 namespace infersim {
 namespace {

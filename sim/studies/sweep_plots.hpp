@@ -59,7 +59,7 @@ std::vector<PlotScript> capacity_plot_scripts(const std::string& knob,
                                               const std::vector<CapacityPlotBound>& bounds,
                                               const std::string& csv);
 
-// A fleet search's picture (scenario/fleet_search.hpp): every fleet run, its
+// A fleet search's picture (studies/fleet_search.hpp): every fleet run, its
 // cost an hour against the target's first figure (`bound`), a colour a mode,
 // filled points met the target and open ones did not; a line through each
 // mode's front (the runs no other beats on both), the bound a grey line and

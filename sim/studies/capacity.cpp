@@ -1,4 +1,4 @@
-#include "scenario/capacity.hpp"
+#include "studies/capacity.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,15 +8,15 @@
 
 #include "core/input_error.hpp"
 #include "core/json_number.hpp"
+#include "core/number_format.hpp"
 #include "core/percentiles.hpp"
 #include "model/replica_class.hpp"
 #include "model/step_cost.hpp"
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
-#include "report/number_format.hpp"
 #include "request/synthetic_request_generator.hpp"
 #include "scenario/scenario.hpp"
-#include "scenario/sweep.hpp"
+#include "studies/sweep.hpp"
 
 namespace infersim {
 namespace {

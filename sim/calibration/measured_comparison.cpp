@@ -1,4 +1,4 @@
-#include "scenario/measured_comparison.hpp"
+#include "calibration/measured_comparison.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -6,12 +6,12 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
-#include "report/number_format.hpp"
+#include "core/number_format.hpp"
 
 namespace infersim {
 namespace {
 
-std::string fixed(double value, const char* pattern) {
+std::string formatted(double value, const char* pattern) {
   char text[64];
   std::snprintf(text, sizeof(text), pattern, value);
   return text;
@@ -94,8 +94,8 @@ std::string measured_csv(const MeasuredComparison& c) {
 
 std::string measured_line(const MeasuredComparison& c) {
   return "measured   requests=" + std::to_string(c.rows.size()) +
-         " ttft_mape=" + fixed(c.ttft_mape_pct, "%.4f") + " %" +
-         " e2e_mape=" + fixed(c.e2e_mape_pct, "%.4f") + " % (" + c.path + ")";
+         " ttft_mape=" + formatted(c.ttft_mape_pct, "%.4f") + " %" +
+         " e2e_mape=" + formatted(c.e2e_mape_pct, "%.4f") + " % (" + c.path + ")";
 }
 
 nlohmann::ordered_json measured_to_json(const MeasuredComparison& c) {

@@ -1,4 +1,4 @@
-#include "trace/measurement_reader.hpp"
+#include "calibration/measurement_reader.hpp"
 
 #include <algorithm>
 #include <charconv>

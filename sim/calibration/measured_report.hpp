@@ -3,8 +3,9 @@
 // llmservingsim_vs_vllm.txt (measured, infersim, diff %, and that simulator's
 // figure when the run folder holds it), measured.csv (each request's measured
 // and simulated instants), measured_timeseries.csv (running, waiting and KV
-// use tick by tick, both sides) and the gnuplot scripts that draw them. The
-// scenario fills a MeasuredReport; this file only formats it.
+// use tick by tick, both sides), the gnuplot scripts that draw them and the
+// replay's part of the run folder and its page. measured_replay fills a
+// MeasuredReport; this file only formats it.
 #pragma once
 
 #include <array>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "report/plots.hpp"
+#include "report/run_writer.hpp"
 
 namespace infersim {
 
@@ -84,7 +86,7 @@ struct MeasuredTickRow {
   double simulated_kv_pct = 0;
 };
 
-// The loss the fit minimises (scenario/batching_calibration), with its terms:
+// The loss the fit minimises (calibration/batching_calibration), with its terms:
 //   loss = mean over requests of ((ttft_sim - ttft) / mean ttft)^2
 //        + mean over requests of two tokens or more of ((tpot_sim - tpot) / tpot)^2,
 // the squared normalised RMSE of TTFT plus the mean squared relative error of
@@ -166,6 +168,12 @@ std::vector<PlotScript> write_measured_report(const std::filesystem::path& dir,
 // other simulator's other_ms and other_diff_pct when there is one), `loss`,
 // and the ticks' running and waiting differences when there are ticks.
 nlohmann::ordered_json measured_to_json(const MeasuredReport& report);
+
+// The replay's part of the run folder, for write_run: its table in the
+// recorded mode's summary.json under `measured` (measured_to_json), its files
+// (write_measured_report) and the page's section "Against the measured run"
+// (the table as HTML, then the measured plots). `report` must outlive it.
+RunSection measured_section(const MeasuredReport& report);
 
 // Whether the run recorded its KV cache use: some tick holds a value above 0
 // (a stat logger that does not record it writes 0 at every tick).

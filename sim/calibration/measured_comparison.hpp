@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/measurement_reader.hpp"
 #include "report/run_folder.hpp"
 #include "scenario/scenario.hpp"
-#include "trace/measurement_reader.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {

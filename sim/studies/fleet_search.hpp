@@ -28,8 +28,8 @@
 #include <nlohmann/json.hpp>
 
 #include "report/summary.hpp"
-#include "scenario/capacity.hpp"
 #include "scenario/settings.hpp"
+#include "studies/capacity.hpp"
 #include "trace/trace.hpp"
 
 namespace infersim {
