@@ -158,6 +158,30 @@ Knob<Owner> switch_knob(std::string key, bool Owner::*member) {
   return row;
 }
 
+// A row of `To` saying what `row` says (its text, flag, help, page, fleet
+// marks), keyed `key`, set and read by `set` and `get`.
+template <class To, class From>
+Knob<To> knob_like(const Knob<From>& row, std::string key, typename Knob<To>::Set set,
+                   typename Knob<To>::Get get) {
+  Knob<To> out;
+  out.key = std::move(key);
+  out.set = std::move(set);
+  out.get = std::move(get);
+  out.text = row.text;
+  out.flag_name = row.flag_or_key();
+  out.help_text = row.help_text;
+  out.default_words = row.default_words;
+  out.no_flag = row.no_flag;
+  out.label_text = row.label_text;
+  out.unit_text = row.unit_text;
+  out.pair_key = row.pair_key;
+  out.class_knob = row.class_knob;
+  out.preset_wide = row.preset_wide;
+  out.split_only = row.split_only;
+  out.page_order = row.page_order;
+  return out;
+}
+
 // The rows of a struct held by another (the batching knobs in the settings),
 // as rows of the holder under `section`: "max_num_seqs" -> "batching.max_num_seqs".
 template <class Outer, class Inner>
@@ -165,26 +189,14 @@ std::vector<Knob<Outer>> knobs_within(const std::vector<Knob<Inner>>& rows,
                                       const std::string& section, Inner Outer::*member) {
   std::vector<Knob<Outer>> out;
   for (const Knob<Inner>& row : rows) {
-    Knob<Outer> lifted;
-    lifted.key = section + "." + row.key;
     const auto set = row.set;
     const auto get = row.get;
-    lifted.set = [=](Outer& o, const nlohmann::json& v, const std::string& src,
-                     const std::string& l) { set(o.*member, v, src, l); };
-    lifted.get = [=](const Outer& o) { return get(o.*member); };
-    lifted.text = row.text;
-    lifted.flag_name = row.flag_or_key();
-    lifted.help_text = row.help_text;
-    lifted.default_words = row.default_words;
-    lifted.no_flag = row.no_flag;
-    lifted.label_text = row.label_text;
-    lifted.unit_text = row.unit_text;
-    lifted.pair_key = row.pair_key;
-    lifted.class_knob = row.class_knob;
-    lifted.preset_wide = row.preset_wide;
-    lifted.split_only = row.split_only;
-    lifted.page_order = row.page_order;
-    out.push_back(std::move(lifted));
+    out.push_back(knob_like<Outer>(
+        row, section + "." + row.key,
+        [=](Outer& o, const nlohmann::json& v, const std::string& src, const std::string& l) {
+          set(o.*member, v, src, l);
+        },
+        [=](const Outer& o) { return get(o.*member); }));
   }
   return out;
 }
@@ -196,22 +208,14 @@ template <class Inner>
 std::vector<Knob<std::any>> knobs_held(const std::vector<Knob<Inner>>& rows) {
   std::vector<Knob<std::any>> out;
   for (const Knob<Inner>& row : rows) {
-    Knob<std::any> held;
     const auto set = row.set;
     const auto get = row.get;
-    held.set = [=](std::any& o, const nlohmann::json& v, const std::string& src,
-                   const std::string& l) { set(std::any_cast<Inner&>(o), v, src, l); };
-    held.get = [=](const std::any& o) { return get(std::any_cast<const Inner&>(o)); };
-    held.key = row.key;
-    held.text = row.text;
-    held.flag_name = row.flag_or_key();
-    held.help_text = row.help_text;
-    held.default_words = row.default_words;
-    held.no_flag = row.no_flag;
-    held.label_text = row.label_text;
-    held.unit_text = row.unit_text;
-    held.pair_key = row.pair_key;
-    out.push_back(std::move(held));
+    out.push_back(knob_like<std::any>(
+        row, row.key,
+        [=](std::any& o, const nlohmann::json& v, const std::string& src, const std::string& l) {
+          set(std::any_cast<Inner&>(o), v, src, l);
+        },
+        [=](const std::any& o) { return get(std::any_cast<const Inner&>(o)); }));
   }
   return out;
 }

@@ -460,28 +460,19 @@ Table make_table() {
   // The sections of the kinds added from outside, each its kind's rows.
   for (const ServerKind& kind : server_kinds()) {
     for (const Knob<std::any>& own : kind.rows) {
-      Row row;
-      row.key = kind.section + "." + own.key;
       const std::string section = kind.section;
       const std::any defaults = kind.defaults;
       const auto set = own.set;
       const auto get = own.get;
-      row.set = [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
-        set(s.own_knobs.try_emplace(section, defaults).first->second, v, src, l);
-      };
-      row.get = [=](const Settings& s) {
-        const auto held = s.own_knobs.find(section);
-        return get(held == s.own_knobs.end() ? defaults : held->second);
-      };
-      row.text = own.text;
-      row.flag_name = own.flag_or_key();
-      row.help_text = own.help_text;
-      row.default_words = own.default_words;
-      row.no_flag = own.no_flag;
-      row.label_text = own.label_text;
-      row.unit_text = own.unit_text;
-      row.pair_key = own.pair_key;
-      rows.push_back(std::move(row));
+      rows.push_back(knob_like<Settings>(
+          own, section + "." + own.key,
+          [=](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            set(s.own_knobs.try_emplace(section, defaults).first->second, v, src, l);
+          },
+          [=](const Settings& s) {
+            const auto held = s.own_knobs.find(section);
+            return get(held == s.own_knobs.end() ? defaults : held->second);
+          }));
     }
   }
   const Table rest = {
