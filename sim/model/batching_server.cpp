@@ -644,15 +644,11 @@ void BatchingServer::scale(std::uint32_t cls, std::int64_t desired, std::int64_t
 
 namespace {
 
-// A knob's value as settings.json writes it: a number in its shortest form,
-// a switch on or off.
+// A knob's value as settings.json writes it: a number in its shortest form.
 std::string knob_text(double v) {
   char text[32];
   const auto end = std::to_chars(text, text + sizeof(text), v).ptr;
   return std::string(text, end);
-}
-std::string knob_text(bool on) {
-  return on ? "on" : "off";
 }
 
 // A fleet's class's knobs, as its replicas run them (section 11).
@@ -661,6 +657,7 @@ ClassDescription describe_class(const ReplicaClass& cls, bool disaggregated) {
   const auto number = [](std::int64_t v) { return knob_text(static_cast<double>(v)); };
   ClassDescription c;
   c.name = cls.name;
+  c.preset = cls.preset;
   if (disaggregated) c.role = to_string(cls.role);
   std::string count = number(cls.replicas);
   if (cls.autoscale) {

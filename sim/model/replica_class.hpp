@@ -40,6 +40,7 @@ struct ReplicaClass {
   double price_per_gpu_hour = 0;
   std::optional<Autoscale> autoscale;
   Role role = Role::kBoth;
+  std::string preset;  // the preset its knobs came from (the settings'); "" none
 
   // The slots the class owns: its autoscaling maximum, else its count.
   std::int64_t slots() const { return autoscale ? autoscale->max : replicas; }

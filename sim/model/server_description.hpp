@@ -33,7 +33,8 @@ struct KnobRow {
 // key in batching.fleet[i], `value` set).
 struct ClassDescription {
   std::string name;
-  std::string role;  // "prefill" or "decode"; "" colocated
+  std::string role;    // "prefill" or "decode"; "" colocated
+  std::string preset;  // the preset its knobs came from; "" none
   std::vector<KnobRow> knobs;
 };
 

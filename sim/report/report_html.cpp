@@ -139,24 +139,10 @@ std::optional<double> json_number(const nlohmann::ordered_json& settings, const 
   return v->get<double>();
 }
 
-// A fleet's class as given: "4" or "1 to 8, autoscaled from 2".
-std::string class_count_text(const nlohmann::ordered_json& c) {
-  const auto count = [](const nlohmann::ordered_json& v) {
-    return v.is_number_integer() ? std::to_string(v.get<std::int64_t>()) : std::string("?");
-  };
-  const std::string at_0 = c.contains("replicas") ? count(c["replicas"]) : "1";
-  if (!c.contains("autoscale") || !c["autoscale"].is_object()) return at_0;
-  const nlohmann::ordered_json& a = c["autoscale"];
-  return count(a.value("min", nlohmann::ordered_json())) + " to " +
-         count(a.value("max", nlohmann::ordered_json())) + ", autoscaled from " + at_0;
-}
-
-// The fleet class by class: what each is, and each mode's hours, utilization
-// and cost of it. "" without a fleet.
-std::string fleet_table(const nlohmann::ordered_json& settings,
-                        const std::vector<const ModeResult*>& results) {
-  const nlohmann::ordered_json* fleet = json_at(settings, "batching", "fleet");
-  if (fleet == nullptr || !fleet->is_array() || results.empty()) return "";
+// The fleet class by class, as the server describes its classes: what each
+// is, and each mode's hours, utilization and cost of it. "" without a fleet.
+std::string fleet_table(const std::vector<const ModeResult*>& results) {
+  if (results.empty() || results.front()->server.classes.empty()) return "";
   std::string out =
       "<h3>The fleet, class by class</h3>\n<table class=\"figures\" id=\"fleet\">\n<thead><tr>"
       "<th>Class</th><th>Preset</th><th>Replicas</th><th>$ a GPU-hour</th>";
@@ -165,25 +151,26 @@ std::string fleet_table(const nlohmann::ordered_json& settings,
     out += "<th>" + t + ": replica-hours</th><th>utilization</th><th>cost ($)</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
-  for (std::size_t i = 0; i < fleet->size(); ++i) {
-    const nlohmann::ordered_json& c = (*fleet)[i];
-    const std::string name = c.value("name", std::string("?"));
-    const nlohmann::ordered_json price = c.value("price_per_gpu_hour", nlohmann::ordered_json());
+  for (const ClassDescription& c : results.front()->server.classes) {
+    const auto usage_of = [&](const ModeResult& r) {
+      return std::find_if(r.classes.begin(), r.classes.end(),
+                          [&](const ClassUsage& u) { return u.name == c.name; });
+    };
+    // "4" or "1 to 8, autoscaled from 2": its count as the server runs it.
+    std::string count = "?";
+    for (const KnobRow& row : c.knobs)
+      if (row.key == "replicas" && row.value) count = *row.value;
+    const auto first = usage_of(*results.front());
+    const std::string price =
+        first == results.front()->classes.end() ? "?" : shortest(first->price_per_gpu_hour);
     // A disaggregated fleet's class says its side (BATCHING.md section 12).
-    const std::string role = c.contains("role") && c["role"].is_string()
-                                 ? " (" + c["role"].get<std::string>() + ")"
-                                 : std::string();
-    out += "<tr data-class=\"" + html_escape(name) + "\"><th scope=\"row\">" +
-           html_escape(name + role) + "</th><td>" +
-           html_escape(c.value("preset", std::string("none"))) + "</td><td>" +
-           html_escape(class_count_text(c)) + "</td><td>" +
-           (price.is_number()
-                ? shortest(price.get<double>())
-                : html_escape(json_text(settings, "batching", "price_per_gpu_hour", "0"))) +
-           "</td>";
+    const std::string role = c.role.empty() ? std::string() : " (" + c.role + ")";
+    out += "<tr data-class=\"" + html_escape(c.name) + "\"><th scope=\"row\">" +
+           html_escape(c.name + role) + "</th><td>" +
+           html_escape(c.preset.empty() ? "none" : c.preset) + "</td><td>" + html_escape(count) +
+           "</td><td>" + price + "</td>";
     for (const ModeResult* r : results) {
-      const auto it = std::find_if(r->classes.begin(), r->classes.end(),
-                                   [&](const ClassUsage& u) { return u.name == name; });
+      const auto it = usage_of(*r);
       if (it == r->classes.end()) {
         out += "<td>n/a</td><td>n/a</td><td>n/a</td>";
         continue;
@@ -659,17 +646,14 @@ std::string report_html(const nlohmann::ordered_json& settings,
   // Each derived preset used with nothing measured says how far it may be.
   if (const nlohmann::ordered_json* presets = json_at(settings, "meta", "presets_expected_error");
       presets != nullptr && presets->is_object()) {
-    const nlohmann::ordered_json* fleet = json_at(settings, "batching", "fleet");
     for (const auto& [name, e] : presets->items()) {
       if (!e.is_object() || !e.contains("pct") || !e["pct"].is_object()) continue;
       std::string classes;
       std::size_t count = 0;
-      if (fleet != nullptr && fleet->is_array()) {
-        for (const auto& c : *fleet) {
-          if (!c.is_object() || c.value("preset", std::string()) != name) continue;
-          classes += (classes.empty() ? "" : ", ") + c.value("name", std::string());
-          ++count;
-        }
+      for (const ClassDescription& c : server_description.classes) {
+        if (c.preset != name) continue;
+        classes += (classes.empty() ? "" : ", ") + c.name;
+        ++count;
       }
       const nlohmann::ordered_json& pct = e["pct"];
       page += "<p class=\"warn\" data-preset=\"" + html_escape(name) + "\">" +
@@ -703,7 +687,7 @@ std::string report_html(const nlohmann::ordered_json& settings,
           class_knobs_html(server_description) + "</section>\n";
 
   page += "<section id=\"figures\">\n<h2>Figures</h2>\n";
-  if (!results.empty()) page += figures_html_table(results) + fleet_table(settings, results);
+  if (!results.empty()) page += figures_html_table(results) + fleet_table(results);
   if (retimed != nullptr && results.size() == 2) {
     page += "<h3>What the gap is made of</h3>\n<pre class=\"attribution\">" +
             html_escape(attribution_table(attribute(*results[0], *retimed, *results[1]),

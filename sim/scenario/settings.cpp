@@ -1234,6 +1234,7 @@ std::vector<ReplicaClass> fleet_classes(const Settings& settings) {
       set_setting(scratch, "batching." + key, value, src, at + "." + key);
     ReplicaClass cls;
     cls.name = c.name;
+    cls.preset = c.preset;
     cls.replicas = c.replicas;
     cls.knobs = scratch.batching;
     cls.knobs.replicas = cls.replicas;

@@ -361,8 +361,8 @@ TEST(Fleet, TwoClassesStepEachWithItsOwnCost) {
   BatchingKnobs slow = fast;
   slow.step_base_s = 2e-3;
   slow.kv_blocks = 50;
-  ReplicaClass a{"fast", 1, fast, 1, 3.0, std::nullopt};
-  ReplicaClass b{"slow", 1, slow, 1, 1.0, std::nullopt};
+  ReplicaClass a{"fast", 1, fast, 1, 3.0, std::nullopt, Role::kBoth, ""};
+  ReplicaClass b{"slow", 1, slow, 1, 1.0, std::nullopt, Role::kBoth, ""};
   BatchingKnobs section = fast;
   section.max_model_len = 200;  // within both classes' K * B
   BatchingServer server(section, {a, b});
