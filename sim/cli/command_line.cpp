@@ -28,6 +28,7 @@
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "core/input_error.hpp"
+#include "core/number_format.hpp"
 #include "core/version.hpp"
 #include "report/attribution.hpp"
 #include "report/console_report.hpp"
@@ -90,12 +91,35 @@ std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
   return std::nullopt;
 }
 
+// What a closed loop sends (MODEL.md section 4b).
+std::string closed_loop_line(const Settings& s, const GeneratedRequests& generated) {
+  std::string line = "Closed loop: " + std::to_string(generated.tasks.size()) + " requests ";
+  if (s.dataset == "random") {
+    const LengthRange in = length_range(s.random_input_len, s.random_range_ratio);
+    const LengthRange out = length_range(s.random_output_len, s.random_range_ratio);
+    line += "of vLLM's random dataset (input " + std::to_string(in.low) + " to " +
+            std::to_string(in.high) + " tokens, output " + std::to_string(out.low) + " to " +
+            std::to_string(out.high) + ", seed " + std::to_string(s.seed) + ")";
+  } else {
+    line += "of the trace in its order, its instants ignored";
+  }
+  line += ", at most " + std::to_string(*s.max_concurrency) + " in flight";
+  if (s.num_warmups > 0) {
+    line += ", after " + std::to_string(s.num_warmups) + " warm-ups (copies of the first)";
+  }
+  line += s.request_rate ? ", paced at " + shortest(*s.request_rate) + " requests/s" : ", unpaced";
+  return line + ".";
+}
+
 // Says on the console what each mode replays, as the scenario goes.
 class ConsoleProgress : public ScenarioProgress {
  public:
   ConsoleProgress(std::ostream& out, const Settings& settings) : out_(out), settings_(settings) {}
   void replaying(const GeneratedRequests& generated) override {
-    out_ << replay_line(generated) << '\n' << std::flush;
+    out_ << (settings_.max_concurrency ? closed_loop_line(settings_, generated)
+                                       : replay_line(generated))
+         << '\n'
+         << std::flush;
   }
   void drew(const ModeResult& synthetic, const TraceRates& rates) override {
     out_ << synthetic_line(synthetic, rates, settings_.synthetic_arrivals,
@@ -178,6 +202,23 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     out << "Workload: " << settings.trace_path << " (the measured run's meta.json dataset_path)\n";
   }
   refuse_other_kinds_knobs(vm, settings, given.files, {});
+  // A closed loop is one mode (MODEL.md section 4b): the recorded mode's
+  // requests, sent by its clients.
+  if (settings.max_concurrency && settings.mode != "recorded") {
+    if (mode_from_flags(vm) || given.files.count("run.mode")) {
+      throw InputError("", 0, "--max-concurrency",
+                       "a closed loop runs one mode, its requests sent by its clients; the " +
+                           settings.mode +
+                           " mode draws its own instants: leave the mode out or "
+                           "give --recorded");
+    }
+    settings.mode = "recorded";
+  }
+  if (settings.max_concurrency && vm.count("measured")) {
+    throw InputError("", 0, "--max-concurrency",
+                     "a measured run is replayed at the engine's own instants; a closed loop "
+                     "sends its own: leave one out");
+  }
   validate_settings(settings, "");
   find_trace(settings);
   const unsigned threads = threads_from(vm);

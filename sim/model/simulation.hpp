@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -18,11 +19,28 @@
 
 namespace infersim {
 
+// Closed-loop load (MODEL.md section 4b): at most `max_concurrency` requests
+// in flight, each next one issued when one in flight gets its response, as
+// `vllm bench serve --max-concurrency N` and aiperf's --concurrency issue
+// them. The first `warmups` requests are copies of the list's first one, run
+// before the list under the same cap and reported to no observer; the list's
+// requests start when the last warm-up's response is in. 0: open loop.
+struct ClosedLoop {
+  std::uint32_t max_concurrency = 0;
+  std::uint64_t warmups = 0;
+};
+
 class Simulation : private ServerContext {
  public:
   // `requests` must be in issue order (non-decreasing arrival) and outlive run().
   Simulation(const RequestList& requests, DeviceFleet& fleet, const NetworkPath& network,
              ServerModel& server);
+  // Closed loop: the list's arrivals are the pacing offsets from the start of
+  // the measured requests (all 0: unpaced), and run() writes each request's
+  // send instant into the list as its arrival. The fleet has a device a
+  // client (max_concurrency), each waiting for its last response.
+  Simulation(RequestList& requests, DeviceFleet& fleet, const NetworkPath& network,
+             ServerModel& server, ClosedLoop loop);
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
@@ -34,13 +52,29 @@ class Simulation : private ServerContext {
   void run();
 
   std::uint64_t events_executed() const { return engine_.executed(); }
+  // Closed loop: the instant the measured requests started (the last
+  // warm-up's response; 0 without warm-ups).
+  SimTime measured_from() const { return measured_from_; }
 
  private:
   // Event kinds: the simulation's own, then the server's (shifted).
   static constexpr std::uint32_t kIssue = 0;
-  static constexpr std::uint32_t kServerKinds = 1;
+  static constexpr std::uint32_t kRelease = 1;  // closed loop: a response back at its client
+  static constexpr std::uint32_t kServerKinds = 2;
 
   void issue(std::uint64_t k);
+  // Closed loop: issues every request that may go now, in order.
+  void issue_ready();
+  // Closed loop: a response is back; `subject` its client, bit 32 a warm-up's.
+  void release(std::uint64_t subject);
+  // The server's reports of the warm-ups go to no observer.
+  bool warming_up() const { return warmups_back_ < loop_.warmups; }
+  // The request behind an id: a warm-up (a copy of the first) or the list's.
+  Request request_of(std::uint64_t id) const {
+    return (*requests_)[id < loop_.warmups ? 0 : id - loop_.warmups];
+  }
+  std::uint64_t total() const { return requests_->size() + loop_.warmups; }
+  bool closed() const { return loop_.max_concurrency > 0; }
   // The outcomes complete from the oldest undelivered one on, to the observers.
   void deliver();
 
@@ -51,7 +85,7 @@ class Simulation : private ServerContext {
     const EventKey* next = engine_.next_key();
     return next != nullptr && next->time == engine_.now() && next->phase() < phase;
   }
-  bool requests_to_come() const override { return issued_ < requests_.size(); }
+  bool requests_to_come() const override { return issued_ < total(); }
   void started(std::uint64_t id, std::uint32_t unit, SimTime at) override;
   void first_token(std::uint64_t id, SimTime at) override;
   void finished(std::uint64_t id, SimTime at, std::uint32_t preemptions,
@@ -70,9 +104,13 @@ class Simulation : private ServerContext {
     bool done = false;
   };
   InFlight& in_flight(std::uint64_t id);
+  // Closed loop: schedules the release of the client of `r` (request `id`).
+  void respond(const InFlight& r, std::uint64_t id);
   InFlight& slot(std::uint64_t id) { return ring_[id & (ring_.size() - 1)]; }
 
-  const RequestList& requests_;
+  const RequestList* requests_;
+  RequestList* closed_ = nullptr;  // the list whose send instants a closed loop writes
+  ClosedLoop loop_;
   DeviceFleet& fleet_;
   const NetworkPath& network_;
   ServerModel& server_;
@@ -88,6 +126,14 @@ class Simulation : private ServerContext {
   std::vector<InFlight> ring_;
   std::uint64_t delivered_ = 0;
   std::uint64_t issued_ = 0;
+  // Closed loop: requests in flight (issued, response not yet back), the
+  // warm-ups whose response is in, the clients free (in the order they
+  // freed), the next pacing event's request, and the measured start.
+  std::uint64_t in_flight_ = 0;
+  std::uint64_t warmups_back_ = 0;
+  std::deque<std::uint32_t> free_clients_;
+  std::uint64_t paced_ = ~std::uint64_t{0};
+  SimTime measured_from_;
   Engine<QuaternaryHeapQueue> engine_;
 };
 

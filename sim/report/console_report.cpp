@@ -252,7 +252,7 @@ std::string figures_table(const std::vector<const ModeResult*>& results) {
   std::vector<std::vector<std::string>> lines;
   std::vector<std::string> head = {"Metric"};
   for (const ModeResult* r : results)
-    head.push_back(r->mode == "recorded" ? "Recorded trace" : column_title(*r));
+    head.push_back(r->mode == "recorded" ? mode_title(*r) : column_title(*r));
   if (compare) head.push_back("Recorded/synthetic");
   lines.push_back(head);
   for (const FigureRow& row : comparison_rows(*results.front())) {
@@ -287,8 +287,7 @@ std::string fleet_bill(const std::vector<const ModeResult*>& results) {
       lines.push_back({"Bill", "replica-hours", "GPUs a replica", "GPU-hours", "$ a GPU-hour",
                        "cost", "$ a million tokens", "scale-ups", "scale-downs"});
     }
-    lines.push_back({(r->mode == "recorded" ? std::string("Recorded trace") : mode_title(*r)) +
-                         (replicated ? ", seed " + std::to_string(r->seed) : ""),
+    lines.push_back({mode_title(*r) + (replicated ? ", seed " + std::to_string(r->seed) : ""),
                      hours(value("replica_hours")), "", hours(value("gpu_hours")), "",
                      dollars(value("cost_usd")), per_million ? "$" + fixed(*per_million, 4) : "n/a",
                      count("scale_ups"), count("scale_downs")});

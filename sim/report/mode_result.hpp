@@ -51,6 +51,8 @@ struct ModeResult {
   // bands the plots draw around the first seed's curves).
   std::vector<TimeSeries> replication_series;
   std::vector<LatencyCdf> replication_cdfs;
+  // A closed loop's cap on requests in flight (MODEL.md section 4b); 0: open.
+  std::uint32_t max_concurrency = 0;
 };
 
 }  // namespace infersim

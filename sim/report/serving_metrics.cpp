@@ -290,6 +290,23 @@ void ServingMetrics::append_to(Summary& summary) {
   add("output_throughput_tps", per_s(output_tokens_));
   add("total_token_throughput_tps", per_s(input_tokens_ + output_tokens_));
   add("max_concurrent_requests", static_cast<double>(peak_in_flight_), true);
+  if (knobs_.max_concurrency > 0) {
+    // What a closed-loop benchmark reports beside vLLM's block: its cap, the
+    // mean in flight by Little's law (the requests' E2E summed over the
+    // duration), a user's token rate (1 / mean TPOT) and a GPU's.
+    add("max_concurrency", static_cast<double>(knobs_.max_concurrency), true);
+    const std::optional<double> e2el = samples_.mean_s(LatencySamples::kE2el);
+    add("mean_in_flight", e2el ? per_s(*e2el * static_cast<double>(n_)) : std::nullopt);
+    add("output_throughput_per_user_tps",
+        tpot_count_ == 0 || tpot_sum_s_ <= 0
+            ? std::nullopt
+            : std::optional<double>(static_cast<double>(tpot_count_) / tpot_sum_s_));
+    if (knobs_.gpus > 0) {
+      const std::optional<double> output = per_s(output_tokens_);
+      add("output_throughput_per_gpu_tps",
+          output ? std::optional<double>(*output / knobs_.gpus) : std::nullopt);
+    }
+  }
   if (knobs_.goodput) {
     add("good_requests", static_cast<double>(good_), true);
     add("good_request_fraction",

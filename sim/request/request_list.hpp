@@ -54,6 +54,14 @@ class RequestList {
 
   std::size_t size() const { return sizes_ == kWhole ? whole_.size() : arrival_ns_.size(); }
   bool empty() const { return size() == 0; }
+  // A closed loop's send instant of task k (model/simulation.hpp).
+  void set_arrival(std::size_t k, SimTime at) {
+    if (sizes_ == kWhole) {
+      whole_[k].offset_ns = at.count_ns();
+    } else {
+      arrival_ns_[k] = at.count_ns();
+    }
+  }
   SimTime arrival(std::size_t k) const {
     return SimTime::ns(sizes_ == kWhole ? whole_[k].offset_ns : arrival_ns_[k]);
   }

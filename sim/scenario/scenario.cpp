@@ -75,16 +75,27 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   result.run_length = run_length;
   result.dropped = dropped;
 
-  DeviceFleet fleet(settings.devices);
+  // A closed loop's clients are its devices (MODEL.md section 4b).
+  const ClosedLoop loop = settings.closed_loop();
+  DeviceFleet fleet(loop.max_concurrency > 0 ? loop.max_concurrency : settings.devices);
   const NetworkPath network(settings.hops);
-  const std::unique_ptr<ServerModel> server =
-      make_server(server_choice(settings), result.tasks.block_id_tokens());
+  const ServerChoice choice = server_choice(settings);
+  const std::unique_ptr<ServerModel> server = make_server(choice, result.tasks.block_id_tokens());
   result.server = server->describe();
   const RadioEnergy radio(settings.energy_knobs());
   // A server that steps tells each token's instant, its steps and its units apart.
   const bool steps = result.server.steps;
   ServingMetricsKnobs serving_knobs = settings.serving_knobs();
   serving_knobs.server_token_instants = steps;
+  serving_knobs.max_concurrency = loop.max_concurrency;
+  // A batching server's GPUs: a replica each, or its fleet's classes' GPUs
+  // at their count at 0 (an autoscaled class's count varies: at 0).
+  if (steps) {
+    double gpus = 0;
+    for (const ReplicaClass& c : choice.fleet)
+      gpus += static_cast<double>(c.replicas * c.gpus);
+    serving_knobs.gpus = choice.fleet.empty() ? static_cast<double>(result.server.units) : gpus;
+  }
   // TPOT worked out at the end from the request list needs every request
   // served and the edge server's rule.
   ServingMetrics serving(serving_knobs, result.tasks.size(), steps ? nullptr : &result.tasks);
@@ -99,7 +110,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
                                   steps ? result.server.units : 0);
   RequestLog log(keep_requests ? result.tasks.size() : 0, steps, result.server.hands_over);
 
-  Simulation simulation(result.tasks, fleet, network, *server);
+  Simulation simulation(result.tasks, fleet, network, *server, loop);
   simulation.add_observer(collector);
   simulation.add_observer(serving);
   simulation.add_observer(series);
@@ -110,6 +121,12 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   simulation.run();
 
   result.events = simulation.events_executed();
+  if (loop.max_concurrency > 0) {
+    // A closed loop runs until its last response.
+    run_length = collector.end(SimTime::zero());
+    result.run_length = run_length;
+    result.max_concurrency = loop.max_concurrency;
+  }
   const ServerUsage usage = server->usage(collector.end(run_length));
   result.rejection_limit = usage.rejection_limit;
   result.unit_class = usage.unit_class;
@@ -259,9 +276,25 @@ std::vector<const ModeResult*> ScenarioResult::all_modes() const {
 
 namespace {
 
+// A closed loop's requests (MODEL.md section 4b): the trace's in their order
+// or the random dataset's, at their pacing offsets; its length is found by
+// the run.
+GeneratedRequests closed_loop_requests(const Settings& settings, GeneratedRequests generated) {
+  if (settings.dataset == "random") {
+    generated.tasks =
+        random_dataset(settings.random_dataset(), settings.request_knobs(), settings.seed);
+    generated.dropped = 0;
+    generated.outside_window = 0;
+  }
+  pace_requests(generated.tasks, settings.request_rate, settings.burstiness, settings.seed);
+  generated.run_length = SimTime::zero();
+  return generated;
+}
+
 // The recorded mode on its tasks, said first on `progress`.
 ModeResult replay(const Settings& settings, GeneratedRequests generated, bool keep_requests,
                   unsigned threads, ScenarioProgress* progress) {
+  if (settings.max_concurrency) generated = closed_loop_requests(settings, std::move(generated));
   if (progress) progress->replaying(generated);
   return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
                   generated.dropped, keep_requests, threads > 1);

@@ -1,6 +1,7 @@
 #include "scenario/settings.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -559,6 +560,76 @@ Table make_table() {
           .help("shape K of gamma inter-arrivals at the same mean rate; 1 is Poisson"),
       count_knob("synthetic.replications", &Settings::replications, 1, 100'000)
           .help("synthetic runs with seeds seed .. seed+R-1, reported as mean and 95 % CI"),
+      custom_key(
+          "client.max_concurrency", KnobText::kWhole,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (v.is_null()) {
+              s.max_concurrency.reset();
+              return;
+            }
+            if (v.is_number_integer() && v.get<std::int64_t>() == 0) {
+              bad(src, l, "must be at least 1 (leave it out for an open loop)");
+            }
+            s.max_concurrency =
+                static_cast<std::uint32_t>(json_check::whole(v, 1, 1'000'000, src, l));
+          },
+          [](const Settings& s) {
+            return s.max_concurrency ? nlohmann::ordered_json(*s.max_concurrency)
+                                     : nlohmann::ordered_json(nullptr);
+          })
+          .help("closed loop: at most N requests in flight, each next one sent when one "
+                "finishes (vLLM bench's --max-concurrency; the trace's instants are ignored)")
+          .by_default("none: open loop"),
+      custom_key(
+          "client.request_rate", KnobText::kText,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            if (v.is_null() || (v.is_string() && v.get<std::string>() == "inf")) {
+              s.request_rate.reset();
+              return;
+            }
+            json number = v;
+            if (v.is_string()) {
+              const std::string t = v.get<std::string>();
+              double value = 0;
+              const auto r = std::from_chars(t.data(), t.data() + t.size(), value);
+              if (r.ec != std::errc() || r.ptr != t.data() + t.size()) {
+                bad(src, l, "expected requests a second or inf, got '" + t + "'");
+              }
+              number = value;
+            }
+            s.request_rate = positive(number, src, l);
+          },
+          [](const Settings& s) {
+            return s.request_rate ? nlohmann::ordered_json(*s.request_rate)
+                                  : nlohmann::ordered_json("inf");
+          })
+          .help("closed loop: requests also paced at R a second, gamma intervals of shape "
+                "--burstiness as vLLM bench paces them, each sent at its instant or when a "
+                "client frees, whichever is later")
+          .by_default("inf"),
+      count_knob("client.num_warmups", &Settings::num_warmups, 0, 1'000'000)
+          .help("closed loop: copies of the first request run before the others under the same "
+                "cap, counted in no figure"),
+      choice_key("client.dataset", &Settings::dataset, {"trace", "random"})
+          .flag("dataset-name")
+          .help("closed loop: the trace's requests in order (their sizes and block ids) or "
+                "vLLM's random dataset"),
+      count_knob("client.random_input_len", &Settings::random_input_len, 1, 100'000'000)
+          .help("random dataset: prompt length I, uniform in [I(1-R), I(1+R)]"),
+      count_knob("client.random_output_len", &Settings::random_output_len, 1, 100'000'000)
+          .help("random dataset: output length O, uniform in [O(1-R), O(1+R)], pinned as "
+                "ignore_eos pins it"),
+      custom_key(
+          "client.random_range_ratio", KnobText::kReal,
+          [](Settings& s, const json& v, const std::string& src, const std::string& l) {
+            const double r = non_negative(v, src, l);
+            if (r >= 1) bad(src, l, "must be in [0, 1), got " + shown(v));
+            s.random_range_ratio = r;
+          },
+          [](const Settings& s) { return nlohmann::ordered_json(s.random_range_ratio); })
+          .help("random dataset: R, the lengths' spread either side"),
+      count_knob("client.num_prompts", &Settings::num_prompts, 1, 1'000'000'000)
+          .help("random dataset: requests drawn"),
       choice_key("output.per_request", &Settings::per_request, {"csv", "none"})
           .help("csv: write requests.csv; none: summary only"),
       custom_key(
@@ -642,6 +713,14 @@ SyntheticKnobs Settings::synthetic_knobs(std::uint64_t replication_seed) const {
   knobs.burstiness = burstiness;
   knobs.seed = replication_seed;
   return knobs;
+}
+
+RandomDataset Settings::random_dataset() const {
+  return {random_input_len, random_output_len, random_range_ratio, num_prompts};
+}
+
+ClosedLoop Settings::closed_loop() const {
+  return {max_concurrency.value_or(0), max_concurrency ? num_warmups : 0};
 }
 
 TraceSource Settings::trace_source() const {
@@ -858,12 +937,85 @@ std::vector<std::string> settings_file_keys(const std::string& path) {
   return keys;
 }
 
+namespace {
+
+// A key and the flag that sets it, for a message.
+std::string key_and_flag(const std::string& key) {
+  for (const Row& row : table()) {
+    if (row.key == key && !row.no_flag) return key + " (--" + row.flag_or_key() + ")";
+  }
+  return key;
+}
+
+// MODEL.md section 4b: what a closed loop takes and what it ignores.
+void check_closed_loop(const Settings& s, const std::string& source) {
+  const Settings d;
+  const bool random = s.dataset == "random";
+  std::vector<std::string> random_only;
+  if (s.random_input_len != d.random_input_len) random_only.push_back("client.random_input_len");
+  if (s.random_output_len != d.random_output_len) random_only.push_back("client.random_output_len");
+  if (s.random_range_ratio != d.random_range_ratio)
+    random_only.push_back("client.random_range_ratio");
+  if (s.num_prompts != d.num_prompts) random_only.push_back("client.num_prompts");
+  if (!s.max_concurrency) {
+    std::vector<std::string> closed_only = random_only;
+    if (s.request_rate) closed_only.push_back("client.request_rate");
+    if (s.num_warmups != 0) closed_only.push_back("client.num_warmups");
+    if (random) closed_only.push_back("client.dataset");
+    if (!closed_only.empty()) {
+      bad(source, key_and_flag(closed_only.front()),
+          "applies to a closed loop only: give client.max_concurrency (--max-concurrency N); an "
+          "open loop replays the trace's instants or draws them at its rate");
+    }
+    return;
+  }
+  if (!random && !random_only.empty()) {
+    bad(source, key_and_flag(random_only.front()),
+        "applies to the random dataset only: give client.dataset random (--dataset-name random)");
+  }
+  // The instants are the loop's own: what reshapes the trace's would do nothing.
+  const std::vector<std::pair<std::string, bool>> reshaping = {
+      {"run.time_scale", s.time_scale != 1},
+      {"run.time_resolution_s", s.time_resolution_s != 0},
+      {"run.max_idle_gap_s", s.max_idle_gap_s.has_value()},
+      {"run.duration_s", s.duration_s.has_value()},
+  };
+  for (const auto& [key, set] : reshaping) {
+    if (set) {
+      bad(source, key_and_flag(key),
+          "contradicts client.max_concurrency: a closed loop sends each request when a client "
+          "frees (its instants are ignored) and runs until the last response; leave it out");
+    }
+  }
+  if (random) {
+    const std::vector<std::pair<std::string, bool>> trace_only = {
+        {"run.start_offset_s", s.start_offset_s.has_value()},
+        {"run.end_offset_s", s.end_offset_s.has_value()},
+        {"trace.filter", !s.filters.empty()},
+    };
+    for (const auto& [key, set] : trace_only) {
+      if (set) {
+        bad(source, key_and_flag(key),
+            "contradicts client.dataset random: the random dataset replays no trace's window; "
+            "leave it out or use client.dataset trace");
+      }
+    }
+  }
+  if (s.burstiness != 1 && !s.request_rate) {
+    bad(source, key_and_flag("synthetic.burstiness"),
+        "a closed loop paces its requests only at a client.request_rate (--request-rate R)");
+  }
+}
+
+}  // namespace
+
 void validate_settings(const Settings& s, const std::string& source) {
   if (s.start_offset_s && s.end_offset_s && *s.end_offset_s < *s.start_offset_s) {
     bad(source, "run.end_offset_s",
         "must not be before run.start_offset_s (" + json(*s.start_offset_s).dump() + ")");
   }
-  if (s.synthetic_arrivals == "poisson" && s.burstiness != 1) {
+  check_closed_loop(s, source);
+  if (s.synthetic_arrivals == "poisson" && s.burstiness != 1 && !s.max_concurrency) {
     bad(source, "synthetic.burstiness",
         "applies to gamma arrivals only; set synthetic.arrivals to gamma (--arrivals gamma)");
   }

@@ -20,7 +20,9 @@
 #include "model/radio_energy.hpp"
 #include "model/replica_class.hpp"
 #include "model/server_kinds.hpp"
+#include "model/simulation.hpp"
 #include "report/serving_metrics.hpp"
+#include "request/closed_loop_requests.hpp"
 #include "request/request.hpp"
 #include "request/synthetic_request_generator.hpp"
 #include "request/trace_request_generator.hpp"
@@ -118,6 +120,16 @@ struct Settings {
   std::string synthetic_arrivals = "poisson";  // poisson | gamma
   double burstiness = 1;
   std::uint32_t replications = 1;
+  // client: closed-loop load as `vllm bench serve` offers it (MODEL.md
+  // section 4b); none of it without max_concurrency (none: open loop)
+  std::optional<std::uint32_t> max_concurrency;
+  std::optional<double> request_rate;  // requests a second paced; none: inf
+  std::uint64_t num_warmups = 0;
+  std::string dataset = "trace";  // trace | random
+  std::int64_t random_input_len = 1024;
+  std::int64_t random_output_len = 128;
+  double random_range_ratio = 0;
+  std::uint64_t num_prompts = 1000;
   // output
   std::string per_request = "csv";  // csv | none
   // report
@@ -133,6 +145,8 @@ struct Settings {
   SyntheticKnobs synthetic_knobs(std::uint64_t replication_seed) const;
   ServingMetricsKnobs serving_knobs() const;
   TraceSource trace_source() const;
+  RandomDataset random_dataset() const;
+  ClosedLoop closed_loop() const;  // max_concurrency 0: open loop
 };
 
 // Every knob a row (core/knob.hpp), its key "section.key", in file order: the
