@@ -252,6 +252,14 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
   }
   apply_trace_flags(settings, vm);
   settings.per_request = "none";
+  // A closed loop swept over its cap (MODEL.md section 4b): the base is a
+  // closed loop too, for the checks of what goes with one; every point sets
+  // its own cap.
+  if (!settings.max_concurrency && section_name == "sweep" && vm.count("vary")) {
+    for (const std::string& vary : vm["vary"].as<std::vector<std::string>>()) {
+      if (vary.rfind("max-concurrency=", 0) == 0) settings.max_concurrency = 1;
+    }
+  }
   validate_settings(settings, "");
   find_trace(settings);
   return settings;

@@ -185,6 +185,13 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
     sweep = sweep_from_section(section, text_of(vm, "settings"));
   }
   if (vm.count("modes")) sweep.modes = parse_modes(text_of(vm, "modes"));
+  // A closed loop runs the recorded mode alone (MODEL.md section 4b).
+  if (base.max_concurrency && !vm.count("modes")) sweep.modes = {"recorded"};
+  if (base.max_concurrency && sweep.modes != std::vector<std::string>{"recorded"}) {
+    throw InputError("", 0, "--max-concurrency",
+                     "a closed loop runs the recorded mode alone (MODEL.md section 4b): the "
+                     "synthetic and retimed modes draw their own instants; give --modes recorded");
+  }
   for (const SweepAxis& axis : sweep.axes) {
     refuse_fixed_and_varied(vm, sweep_knob(axis.name, "--vary"), "--vary " + axis.name);
   }
@@ -270,10 +277,27 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   settings["sweep"] = sweep.to_json();
   add_meta(settings);
   write_file_atomically(folder.file("settings.json"), settings.dump(2) + "\n");
+  // A closed loop swept over its cap: the throughput-interactivity frontier.
+  std::optional<PlotScript> frontier_plot;
+  if (sweep_has_frontier(sweep) && !shard) {
+    const std::vector<FrontierPoint> frontier = frontier_points(sweep, results);
+    write_file_atomically(folder.file("frontier.csv"), frontier_csv(frontier));
+    std::size_t on = 0;
+    for (const FrontierPoint& p : frontier)
+      on += p.pareto ? 1 : 0;
+    out << "Frontier (frontier.csv): " << frontier.size() << " points, " << on
+        << " on the frontier (no other point serves more tokens a second both per GPU and per "
+           "user).\n";
+    if (plots) frontier_plot = frontier_plot_script(frontier);
+  }
   if (plots) {
     std::string names;
     for (const std::string& name : write_sweep_plots(folder.path(), sweep, csv, err))
       names += (names.empty() ? "" : ", ") + name;
+    if (frontier_plot) {
+      write_plots(folder.path(), {*frontier_plot}, err);
+      names += (names.empty() ? "" : ", ") + frontier_plot->name;
+    }
     if (!names.empty()) out << "Plots (plots/*.gp, *.svg): " << names << ".\n";
   }
   out << "Sweep folder: " << folder.path().string() << '\n';

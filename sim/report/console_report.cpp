@@ -210,6 +210,7 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
     lines.push_back(served);
     lines.push_back(failed);
   }
+  row("Maximum request concurrency:", "max_concurrency", Cell::kCount);
   row("Benchmark duration (s):", "benchmark_duration_s", Cell::kReal);
   row("Total input tokens:", "total_input_tokens", Cell::kCount);
   row("Total generated tokens:", "total_output_tokens", Cell::kCount);
@@ -219,6 +220,10 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
   row("Peak output token throughput (tok/s):", "peak_output_throughput_tps", Cell::kReal);
   row("Peak concurrent requests:", "max_concurrent_requests", Cell::kCount);
   row("Total token throughput (tok/s):", "total_token_throughput_tps", Cell::kReal);
+  // A closed loop's (MODEL.md section 4b).
+  row("Mean requests in flight:", "mean_in_flight", Cell::kReal);
+  row("Output tok/s per user (1/TPOT):", "output_throughput_per_user_tps", Cell::kReal);
+  row("Output tok/s per GPU:", "output_throughput_per_gpu_tps", Cell::kReal);
   distribution("ttft", "TTFT", "Time to First Token");
   distribution("tpot", "TPOT", "Time per Output Token (excl. 1st token)");
   distribution("itl", "ITL", "Inter-token Latency");

@@ -206,6 +206,11 @@ std::pair<Summary, Summary> summarize_replications(const std::vector<Summary>& r
 
 ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
                          unsigned threads, const std::string& mode) {
+  if (settings.max_concurrency) {
+    throw InputError("", 0, "--max-concurrency",
+                     "a closed loop runs the recorded mode alone (MODEL.md section 4b): the " +
+                         mode + " mode draws its own instants; give --modes recorded");
+  }
   const std::uint32_t runs = settings.replications;
   // Fail on input (no mean rate) before any thread starts.
   trace_rates(trace, settings.arrival_knobs());

@@ -495,4 +495,53 @@ void write_plots(const fs::path& folder, const std::vector<PlotScript>& scripts,
   if (!rendering.message.empty()) notices << rendering.message << '\n';
 }
 
+std::optional<PlotScript> frontier_plot_script(const std::vector<FrontierPoint>& points) {
+  // The configurations in the order they first come, each its points.
+  std::vector<std::string> configurations;
+  for (const FrontierPoint& p : points) {
+    if (!p.per_gpu_tps || !p.per_user_tps) continue;
+    if (std::find(configurations.begin(), configurations.end(), p.configuration) ==
+        configurations.end()) {
+      configurations.push_back(p.configuration);
+    }
+  }
+  if (configurations.empty()) return std::nullopt;
+  PlotScript plot;
+  plot.name = "frontier";
+  plot.title = "Throughput against interactivity: a closed loop over its cap";
+  plot.caption =
+      "Each point a closed loop at one cap on requests in flight (labelled N, with its mean "
+      "TTFT): a user's output tokens a second (1 / mean TPOT) across, the output tokens a "
+      "second each GPU serves up; a line a configuration. A ringed point is on the frontier: no "
+      "other point serves more tokens a second both per GPU and per user.";
+  plot.script = header(plot.name, plot.title, "frontier.csv") +
+                "set xlabel \"output tokens a second per user (1 / mean TPOT)\"\n"
+                "set ylabel \"output tokens a second per GPU\"\n"
+                "set grid lc rgb \"#dddddd\"\n";
+  std::string plots;
+  for (std::size_t c = 0; c < configurations.size(); ++c) {
+    const std::string block = "$c" + std::to_string(c);
+    plot.script += block + " << EOD\n";
+    for (const FrontierPoint& p : points) {
+      if (p.configuration != configurations[c] || !p.per_gpu_tps || !p.per_user_tps) continue;
+      const std::string ttft =
+          p.ttft_mean_s ? ", " + fixed(*p.ttft_mean_s * 1000, 0) + " ms" : std::string();
+      plot.script += shortest(*p.per_user_tps) + " " + shortest(*p.per_gpu_tps) + " " +
+                     (p.pareto ? "1" : "0") + " \"" + shortest(p.max_concurrency) + ttft + "\"\n";
+    }
+    plot.script += "EOD\n";
+    const std::string colour = kColours[c % std::size(kColours)];
+    const std::string title = configurations[c].empty() ? "closed loop" : configurations[c];
+    plots += std::string(plots.empty() ? "plot " : ", \\\n     ") + block +
+             " using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb \"" + colour + "\" title " +
+             quoted(title) + ", \\\n     " + block +
+             " using 1:2:4 with labels offset char 0.6,0.7 font \",8\" tc rgb \"" + colour +
+             "\" notitle, \\\n     " + block +
+             " using 1:($3 > 0 ? $2 : NaN) with points pt 6 ps 2 lw 1.5 lc rgb \"#222222\" " +
+             (c == 0 ? "title \"frontier\"" : "notitle");
+  }
+  plot.script += plots + "\nunset output\n";
+  return plot;
+}
+
 }  // namespace infersim

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/plots.hpp"
+#include "studies/frontier.hpp"
 
 namespace infersim {
 
@@ -25,6 +26,13 @@ struct SweepPlotAxis {
   std::vector<std::string> values;  // as the table writes them, in sweep order
   bool numeric = true;              // false: words or on/off, drawn as categories in sweep order
 };
+
+// The frontier (studies/frontier.hpp): output tokens a second per GPU against
+// a user's tokens a second, a curve a configuration in order of its cap, each
+// point labelled with its cap and mean TTFT, the Pareto points ringed; the
+// points written into the script, which stands alone. None when no point has
+// both rates.
+std::optional<PlotScript> frontier_plot_script(const std::vector<FrontierPoint>& points);
 
 // A figure a key of sweep_plot_keys() that some row has a value of: the key
 // against the first axis, a line a combination of the other axes' values and a

@@ -16,6 +16,7 @@
 #include "model/simulation.hpp"
 #include "request/closed_loop_requests.hpp"
 #include "scenario/scenario.hpp"
+#include "studies/frontier.hpp"
 #include "test_support.hpp"
 
 namespace infersim {
@@ -345,6 +346,82 @@ TEST_F(ClosedLoopFlags, ARunWritesTheBenchmarksFigures) {
       nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
   EXPECT_EQ(settings.at("client").at("max_concurrency").get<int>(), 2);
   EXPECT_EQ(settings.at("client").at("request_rate").get<std::string>(), "inf");
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+FrontierPoint frontier_point(std::optional<double> gpu, std::optional<double> user) {
+  FrontierPoint p;
+  p.per_gpu_tps = gpu;
+  p.per_user_tps = user;
+  return p;
+}
+
+// A point is on the frontier when no other has both rates at least as high
+// and one higher; ties stay on it, a point missing a rate never is.
+TEST(Frontier, MarksThePointsNoOtherBeatsOnBoth) {
+  std::vector<FrontierPoint> points = {frontier_point(100, 50), frontier_point(200, 40),
+                                       frontier_point(150, 40), frontier_point(200, 40),
+                                       frontier_point(50, 60),  frontier_point(std::nullopt, 90),
+                                       frontier_point(40, 45)};
+  mark_pareto(points);
+  const std::vector<bool> expected = {true, true, false, true, true, false, false};
+  for (std::size_t i = 0; i < points.size(); ++i)
+    EXPECT_EQ(points[i].pareto, expected[i]) << i;
+  points[0].configuration = "replicas=2";
+  points[0].max_concurrency = 8;
+  points[0].ttft_mean_s = 0.25;
+  const std::string csv = frontier_csv(points);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "configuration,max_concurrency,output_throughput_per_gpu_tps,"
+            "output_throughput_per_user_tps,ttft_mean_s,ttft_p99_s,tpot_mean_s,"
+            "output_throughput_tps,request_throughput_rps,mean_in_flight,pareto");
+  EXPECT_THAT(csv, HasSubstr("\nreplicas=2,8,100,50,0.25,,,,,,true\n"));
+  EXPECT_THAT(csv, HasSubstr("\n,0,,90,,,,,,,false\n"));
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+class ClosedLoopSweep : public test::TraceFolder {
+ protected:
+  ClosedLoopSweep() : TraceFolder(kLoopTrace) {}
+};
+
+// A sweep over the cap runs the recorded mode alone and writes frontier.csv;
+// asked for the synthetic mode beside it, it refuses before any folder.
+TEST_F(ClosedLoopSweep, SweepsTheCapIntoAFrontier) {
+  const std::vector<std::string> sweep = {"sweep", "--server", "batching", "--plots", "none"};
+  const std::vector<std::string> load = {"--vary",
+                                         "max-concurrency=1,4",
+                                         "--dataset-name",
+                                         "random",
+                                         "--num-prompts",
+                                         "30",
+                                         "--random-output-len",
+                                         "16"};
+  const test::CliResult r = run_on_trace(sweep, "sweep", load);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string csv = test::read_file(dir_ / "sweep" / "frontier.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_THAT(csv, HasSubstr("\n,1,"));
+  EXPECT_THAT(csv, HasSubstr("\n,4,"));
+  const std::string rows = test::read_file(dir_ / "sweep" / "sweep.csv");
+  EXPECT_EQ(rows.find("synthetic"), std::string::npos);
+
+  std::vector<std::string> both = load;
+  both.insert(both.end(), {"--modes", "recorded,synthetic"});
+  const test::CliResult refused = run_on_trace(sweep, "both", both);
+  EXPECT_THAT(test::one_error_line(refused),
+              HasSubstr("--max-concurrency: a closed loop runs the recorded mode alone"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "both"));
 }
 
 }  // namespace
