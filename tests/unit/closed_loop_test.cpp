@@ -13,6 +13,7 @@
 #include <pcg_random.hpp>
 
 #include "model/batching_server.hpp"
+#include "model/edge_server.hpp"
 #include "model/simulation.hpp"
 #include "request/closed_loop_requests.hpp"
 #include "scenario/scenario.hpp"
@@ -102,6 +103,16 @@ std::size_t most_loop_in_flight(const LoopSeen& seen) {
   return static_cast<std::size_t>(most);
 }
 
+// Each client waits for its last response before it sends again.
+void expect_clients_wait(const LoopSeen& seen, std::uint32_t n) {
+  std::vector<SimTime> free_at(n, SimTime::zero());
+  for (std::size_t k = 0; k < seen.ids.size(); ++k) {
+    ASSERT_LT(seen.device[k], n);
+    EXPECT_GE(seen.arrival[k], free_at[seen.device[k]]) << k;
+    free_at[seen.device[k]] = seen.response[k];
+  }
+}
+
 // By hand: 2 clients, 10 requests of 8 prompt tokens and 5 output tokens, a
 // step 10 ms. A pair is prefilled in one step (first tokens at 10 ms), then
 // decoded a token a step: done at 50 ms, when the next pair is sent. TTFT 10
@@ -165,7 +176,32 @@ TEST(ClosedLoop, NeverMoreThanTheCapInFlight) {
       EXPECT_EQ(run.seen.arrival[k], expected) << "n " << n << ", request " << k;
       EXPECT_LT(run.seen.device[k], n);
     }
+    expect_clients_wait(run.seen, n);
   }
+}
+
+// The edge server under a closed loop (MODEL.md section 4b): N devices, each
+// waiting for its last response, through the network both ways; the send
+// instants follow the responses as on the batching server.
+TEST(ClosedLoop, EdgeServerClientsAreDevicesThatWait) {
+  LoopRun run;
+  pcg32 rng(3);
+  for (int k = 0; k < 300; ++k)
+    run.requests.add(SimTime::zero(), 1 + rng(2000), 1 + rng(50));
+  const std::uint32_t n = 5;
+  DeviceFleet fleet(n);
+  const NetworkPath network(default_hops());
+  EdgeServer server(EdgeServerKnobs{.cores = 2});
+  Simulation simulation(run.requests, fleet, network, server, {n, 0});
+  simulation.add_observer(run.seen);
+  simulation.run();
+  ASSERT_EQ(run.seen.ids.size(), 300u);
+  EXPECT_EQ(most_loop_in_flight(run.seen), n);
+  expect_clients_wait(run.seen, n);
+  std::vector<SimTime> responses = run.seen.response;
+  std::sort(responses.begin(), responses.end());
+  for (std::size_t k = n; k < 300; ++k)
+    EXPECT_EQ(run.seen.arrival[k], responses[k - n]) << k;
 }
 
 // Paced and capped: each request goes at its pacing instant or when a client
