@@ -10,7 +10,8 @@
 # tokens a second, each point its N and mean TTFT). It checks what a closed
 # loop must hold (never more than N in flight; at small N, N in flight on
 # average; the Pareto marks) and every figure of the table against the ones
-# this model gives, and exits 1 when one differs.
+# this model gives, and exits 1 when one differs. Last, the README tour's two
+# closed-loop commands, their figures checked likewise.
 #
 #   examples/frontier/frontier.sh [--infersim PATH] [--output DIR]
 set -euo pipefail
@@ -129,6 +130,27 @@ if [ "$tour" != "$tour_expected" ]; then
   diff <(echo "$tour_expected") <(echo "$tour") >&2 || true
   fail=1
 fi
+
+# The README's tour: a closed loop beside the recorded Mooncake hour.
+"$infersim" run --trace "$root/trace/mooncake_conversation_trace.jsonl" \
+  --preset h100-llama-3.1-8b --replicas 8 --router least-requests --compare-closed-loop on \
+  --plots none --per-request none --output "$output/beside" --force > "$output/beside.log"
+beside_expected=$(cat <<'LINES'
+What a closed loop hides    Recorded trace  Closed loop, 12 in flight  Synthetic poisson
+Request throughput (req/s)  3.395 req/s     3.937 req/s                3.470 req/s
+Peak concurrent requests    42              12                         28
+TTFT, p99                   4.161 s         4.065 s                    603.1 ms
+Wait, mean                  23.93 ms        11.32 ms                   11.80 ms
+LINES
+)
+beside=$(awk '/^What a closed loop hides/ { on = 1 } /^A closed loop of/ { on = 0 } on' \
+  "$output/beside.log" | grep -E "^(What a|Request throughput|Peak concurrent|TTFT, p99|Wait, mean)")
+if [ "$beside" != "$beside_expected" ]; then
+  echo "the README tour's closed loop beside the recorded hour differs:" >&2
+  diff <(echo "$beside_expected") <(echo "$beside") >&2 || true
+  fail=1
+fi
+[ -f "$output/beside/closed-loop/summary.json" ] || { echo "no closed-loop/summary.json" >&2; fail=1; }
 
 # Both fleets on one picture, each point its N and mean TTFT (gnuplot when it is there).
 if command -v gnuplot > /dev/null; then

@@ -31,6 +31,7 @@
 #include "core/number_format.hpp"
 #include "core/version.hpp"
 #include "report/attribution.hpp"
+#include "report/closed_loop_beside.hpp"
 #include "report/console_report.hpp"
 #include "report/figure_text.hpp"
 #include "report/run_writer.hpp"
@@ -351,6 +352,11 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
                              *result.recorded, *result.retimed, *result.synthetic)
         << '\n';
   }
+  if (result.closed_loop) {
+    out << '\n'
+        << closed_loop_beside_text(*result.recorded, *result.closed_loop,
+                                   result.synthetic ? &*result.synthetic : nullptr);
+  }
   out << load_warnings(result.modes());
   std::optional<MeasuredReport> report;
   if (source) {
@@ -372,6 +378,10 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   ReportOptions writing{settings.plots == "svg", &err};
   if (report) writing.sections.push_back(measured_section(*report));
   if (result.retimed) writing.retimed = &*result.retimed;
+  if (result.closed_loop) {
+    writing.sections.push_back(closed_loop_beside_section(
+        *result.recorded, *result.closed_loop, result.synthetic ? &*result.synthetic : nullptr));
+  }
   write_run(folder, document, result.modes(), per_request, writing);
   if (comparison) write_measured(folder, result, *comparison);
   out << "Run folder: " << folder.path().string() << '\n';

@@ -46,7 +46,7 @@ std::string with_half(const std::string& value, const std::optional<double>& hal
 }  // namespace
 
 std::string mode_title(const ModeResult& r) {
-  if (r.mode == "recorded" && r.max_concurrency > 0) {
+  if (r.max_concurrency > 0) {
     return "Closed loop, " + std::to_string(r.max_concurrency) + " in flight";
   }
   if (r.mode == "recorded") return "Recorded trace";

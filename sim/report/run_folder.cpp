@@ -129,7 +129,7 @@ void RunFolder::create() const {
   std::error_code error;
   if (replace_) {
     remove_own_files(path_);
-    for (const char* mode : {"recorded", "synthetic", "retimed"}) {
+    for (const char* mode : {"recorded", "synthetic", "retimed", "closed-loop"}) {
       if (fs::is_directory(path_ / mode, error)) {
         remove_own_files(path_ / mode);
         fs::remove(path_ / mode, error);  // only when empty

@@ -15,6 +15,7 @@
 #include "model/batching_server.hpp"
 #include "model/edge_server.hpp"
 #include "model/simulation.hpp"
+#include "report/closed_loop_beside.hpp"
 #include "report/replica_series.hpp"
 #include "report/request_log.hpp"
 #include "trace/trace_reader.hpp"
@@ -318,6 +319,16 @@ ScenarioResult run_scenario(const Settings& settings, const Trace& trace, bool k
   if (with_recorded) {
     result.recorded =
         replay(settings, generate_recorded(settings, trace), keep_requests, threads, progress);
+  }
+  if (with_recorded && settings.compare_closed_loop) {
+    // The same requests, sent by as many clients as the hour held in flight.
+    Settings closed = settings;
+    closed.mode = "recorded";
+    closed.compare_closed_loop = false;
+    closed.max_concurrency = clients_for(*result.recorded);
+    result.closed_loop =
+        replay(closed, generate_recorded(closed, trace), keep_requests, threads, nullptr);
+    result.closed_loop->mode = "closed-loop";
   }
   if (with_synthetic) {
     result.synthetic = run_synthetic(settings, trace, keep_requests, threads);

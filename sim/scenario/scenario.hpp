@@ -66,6 +66,10 @@ struct ScenarioResult {
   // splits into timing (recorded / retimed) and size mix (retimed /
   // synthetic). None when the synthetic mode's sizes are the recorded ones.
   std::optional<ModeResult> retimed;
+  // client.compare_closed_loop: the recorded requests sent by a closed loop
+  // of the recorded mode's mean in flight (MODEL.md section 4b), mode
+  // "closed-loop".
+  std::optional<ModeResult> closed_loop;
   // The recorded and synthetic modes that ran, recorded first (the seed's
   // table, the plots).
   std::vector<const ModeResult*> modes() const;

@@ -630,6 +630,10 @@ Table make_table() {
           .help("random dataset: R, the lengths' spread either side"),
       count_knob("client.num_prompts", &Settings::num_prompts, 1, 1'000'000'000)
           .help("random dataset: requests drawn"),
+      switch_knob("client.compare_closed_loop", &Settings::compare_closed_loop)
+          .help("compare: the recorded requests sent again by a closed loop of as many clients "
+                "as the recorded hour held in flight on average, set beside it (what a "
+                "closed-loop benchmark hides)"),
       choice_key("output.per_request", &Settings::per_request, {"csv", "none"})
           .help("csv: write requests.csv; none: summary only"),
       custom_key(
@@ -957,6 +961,13 @@ void check_closed_loop(const Settings& s, const std::string& source) {
   if (s.random_range_ratio != d.random_range_ratio)
     random_only.push_back("client.random_range_ratio");
   if (s.num_prompts != d.num_prompts) random_only.push_back("client.num_prompts");
+  if (s.compare_closed_loop && (s.max_concurrency || s.mode != "compare")) {
+    bad(source, key_and_flag("client.compare_closed_loop"),
+        s.max_concurrency ? "sets a closed loop beside an open one: leave out "
+                            "client.max_concurrency (--max-concurrency)"
+                          : "sets a closed loop beside a compare run's recorded hour: run the "
+                            "compare mode (--compare)");
+  }
   if (!s.max_concurrency) {
     std::vector<std::string> closed_only = random_only;
     if (s.request_rate) closed_only.push_back("client.request_rate");

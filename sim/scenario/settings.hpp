@@ -130,6 +130,9 @@ struct Settings {
   std::int64_t random_output_len = 128;
   double random_range_ratio = 0;
   std::uint64_t num_prompts = 1000;
+  // compare: the recorded requests sent again by a closed loop of the
+  // recorded hour's mean in flight, beside the other modes
+  bool compare_closed_loop = false;
   // output
   std::string per_request = "csv";  // csv | none
   // report

@@ -15,6 +15,7 @@
 #include "model/batching_server.hpp"
 #include "model/edge_server.hpp"
 #include "model/simulation.hpp"
+#include "report/closed_loop_beside.hpp"
 #include "request/closed_loop_requests.hpp"
 #include "scenario/scenario.hpp"
 #include "studies/frontier.hpp"
@@ -458,6 +459,52 @@ TEST_F(ClosedLoopSweep, SweepsTheCapIntoAFrontier) {
   EXPECT_THAT(test::one_error_line(refused),
               HasSubstr("--max-concurrency: a closed loop runs the recorded mode alone"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "both"));
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// compare with client.compare_closed_loop: the recorded requests again, sent
+// by a closed loop of the recorded hour's mean in flight, beside the others;
+// refused outside the compare mode.
+TEST_F(ClosedLoopSweep, ACompareRunSetsAClosedLoopBesideTheRecordedHour) {
+  const test::CliResult r = run_on_trace({"run", "--server", "batching", "--plots", "none"},
+                                         "compare", {"--compare-closed-loop", "on"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("What a closed loop hides"));
+  EXPECT_THAT(r.out, HasSubstr("Closed loop, 1 in flight"));
+  const nlohmann::json recorded =
+      nlohmann::json::parse(test::read_file(dir_ / "compare" / "recorded" / "summary.json"));
+  const nlohmann::json closed =
+      nlohmann::json::parse(test::read_file(dir_ / "compare" / "closed-loop" / "summary.json"));
+  EXPECT_EQ(recorded.at("closed_loop"), closed);
+  EXPECT_EQ(closed.at("requests"), recorded.at("requests"));
+  EXPECT_EQ(closed.at("max_concurrency").get<int>(), 1);
+  EXPECT_EQ(closed.at("max_concurrent_requests").get<int>(), 1);
+  EXPECT_THAT(test::read_file(dir_ / "compare" / "report.html"),
+              HasSubstr("What a closed loop hides"));
+
+  const test::CliResult refused = run_on_trace({"run", "--server", "batching", "--recorded"},
+                                               "recorded", {"--compare-closed-loop", "on"});
+  EXPECT_THAT(test::one_error_line(refused),
+              HasSubstr("client.compare_closed_loop (--compare-closed-loop): sets a closed loop "
+                        "beside a compare run's recorded hour"));
+}
+
+// The closed loop's N: the recorded mode's request throughput x mean E2E,
+// rounded, at least 1.
+TEST(ClosedLoop, ClientsAreTheRecordedMeanInFlight) {
+  ModeResult r;
+  r.summary.add("request_throughput_rps", 4.0);
+  r.summary.add("e2el_mean_s", 2.9);
+  EXPECT_EQ(clients_for(r), 12u);
+  ModeResult idle;
+  idle.summary.add("request_throughput_rps", 0.01);
+  idle.summary.add("e2el_mean_s", 1.0);
+  EXPECT_EQ(clients_for(idle), 1u);
 }
 
 }  // namespace
