@@ -114,6 +114,10 @@ std::string figure_label(const std::string& key, const ServerDescription& server
       {"total_token_throughput_tps", "Total token throughput"},
       {"peak_output_throughput_tps", "Peak output token throughput (most in one second)"},
       {"max_concurrent_requests", "Peak concurrent requests"},
+      {"max_concurrency", "Closed loop: most requests in flight (clients)"},
+      {"mean_in_flight", "Requests in flight, mean (Little's law)"},
+      {"output_throughput_per_user_tps", "Output tokens a second per user (1 / mean TPOT)"},
+      {"output_throughput_per_gpu_tps", "Output tokens a second per GPU"},
       {"good_requests", "Requests meeting every goodput bound"},
       {"good_request_fraction", "Share meeting every goodput bound"},
       {"goodput_rps", "Goodput"},
@@ -156,8 +160,8 @@ std::string figure_label(const std::string& key, const ServerDescription& server
 FigureUnit figure_unit(const std::string& key) {
   for (const char* count :
        {"requests", "dropped", "rejected", "deadline_met", "deadline_missed",
-        "max_concurrent_requests", "good_requests", "preemptions", "evicted_blocks", "steps",
-        "peak_replicas", "scale_ups", "scale_downs", "kv_transfers"}) {
+        "max_concurrent_requests", "max_concurrency", "good_requests", "preemptions",
+        "evicted_blocks", "steps", "peak_replicas", "scale_ups", "scale_downs", "kv_transfers"}) {
     if (key == count) return FigureUnit::kCount;
   }
   for (const char* share : {"success_rate", "utilization", "prefix_hit_rate", "kv_peak_utilization",

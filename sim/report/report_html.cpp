@@ -37,7 +37,8 @@ std::vector<Group> table_groups(const ModeResult& first_mode) {
       {"Load",
        rows({"requests", "dropped", "rejected", "benchmark_duration_s", "request_throughput_rps",
              "output_throughput_tps", "peak_output_throughput_tps", "total_token_throughput_tps",
-             "max_concurrent_requests"})},
+             "max_concurrent_requests", "max_concurrency", "mean_in_flight",
+             "output_throughput_per_user_tps", "output_throughput_per_gpu_tps"})},
       {"Deadlines", rows({"success_rate", "avg_budget_s", "avg_makespan_ok_s",
                           "good_request_fraction", "goodput_rps"})},
   };

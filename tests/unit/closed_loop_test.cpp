@@ -383,6 +383,9 @@ TEST_F(ClosedLoopFlags, ARunWritesTheBenchmarksFigures) {
       nlohmann::json::parse(test::read_file(dir_ / "run" / "settings.json"));
   EXPECT_EQ(settings.at("client").at("max_concurrency").get<int>(), 2);
   EXPECT_EQ(settings.at("client").at("request_rate").get<std::string>(), "inf");
+  const std::string page = test::read_file(dir_ / "run" / "report.html");
+  EXPECT_THAT(page, HasSubstr("Requests in flight, mean (Little&#39;s law)"));
+  EXPECT_THAT(page, HasSubstr("Output tokens a second per GPU"));
 }
 
 }  // namespace
