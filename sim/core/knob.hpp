@@ -36,17 +36,10 @@ enum class KnobText : std::uint8_t {
   kSwitch
 };
 
-template <class Owner>
-struct Knob {
-  // Checks a value and stores it, or throws InputError naming source and label.
-  using Set = std::function<void(Owner&, const nlohmann::json&, const std::string& source,
-                                 const std::string& label)>;
-  // The value as a settings file holds it.
-  using Get = std::function<nlohmann::ordered_json(const Owner&)>;
-
-  std::string key;  // within its owner: "max_num_seqs", or "run.devices" in Settings
-  Set set;
-  Get get;
+// What a row says of its knob beyond its key and how it is set: how its
+// value reads as text, its flag and help, its page row and its fleet marks.
+// A row carried to another struct (knob_like) keeps them all.
+struct KnobMarks {
   KnobText text = KnobText::kReal;
   std::string flag_name;      // without the dashes; empty: the key's last part, '_' as '-'
   std::string help_text;      // the flag's help, its default added after it
@@ -62,6 +55,19 @@ struct Knob {
   // for one, and refused elsewhere unless a preset carries it.
   bool split_only = false;
   int page_order = 0;  // its place among the page's rows; 0: after those placed
+};
+
+template <class Owner>
+struct Knob : KnobMarks {
+  // Checks a value and stores it, or throws InputError naming source and label.
+  using Set = std::function<void(Owner&, const nlohmann::json&, const std::string& source,
+                                 const std::string& label)>;
+  // The value as a settings file holds it.
+  using Get = std::function<nlohmann::ordered_json(const Owner&)>;
+
+  std::string key;  // within its owner: "max_num_seqs", or "run.devices" in Settings
+  Set set;
+  Get get;
 
   Knob& flag(std::string name) {
     flag_name = std::move(name);
@@ -164,21 +170,11 @@ template <class To, class From>
 Knob<To> knob_like(const Knob<From>& row, std::string key, typename Knob<To>::Set set,
                    typename Knob<To>::Get get) {
   Knob<To> out;
+  static_cast<KnobMarks&>(out) = row;
+  out.flag_name = row.flag_or_key();
   out.key = std::move(key);
   out.set = std::move(set);
   out.get = std::move(get);
-  out.text = row.text;
-  out.flag_name = row.flag_or_key();
-  out.help_text = row.help_text;
-  out.default_words = row.default_words;
-  out.no_flag = row.no_flag;
-  out.label_text = row.label_text;
-  out.unit_text = row.unit_text;
-  out.pair_key = row.pair_key;
-  out.class_knob = row.class_knob;
-  out.preset_wide = row.preset_wide;
-  out.split_only = row.split_only;
-  out.page_order = row.page_order;
   return out;
 }
 

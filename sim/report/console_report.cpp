@@ -210,20 +210,29 @@ std::string benchmark_block(const std::vector<const ModeResult*>& results) {
     lines.push_back(served);
     lines.push_back(failed);
   }
-  row("Maximum request concurrency:", "max_concurrency", Cell::kCount);
-  row("Benchmark duration (s):", "benchmark_duration_s", Cell::kReal);
-  row("Total input tokens:", "total_input_tokens", Cell::kCount);
-  row("Total generated tokens:", "total_output_tokens", Cell::kCount);
-  row("Request throughput (req/s):", "request_throughput_rps", Cell::kReal);
-  row("Request goodput (req/s):", "goodput_rps", Cell::kReal);
-  row("Output token throughput (tok/s):", "output_throughput_tps", Cell::kReal);
-  row("Peak output token throughput (tok/s):", "peak_output_throughput_tps", Cell::kReal);
-  row("Peak concurrent requests:", "max_concurrent_requests", Cell::kCount);
-  row("Total token throughput (tok/s):", "total_token_throughput_tps", Cell::kReal);
-  // A closed loop's (MODEL.md section 4b).
-  row("Mean requests in flight:", "mean_in_flight", Cell::kReal);
-  row("Output tok/s per user (1/TPOT):", "output_throughput_per_user_tps", Cell::kReal);
-  row("Output tok/s per GPU:", "output_throughput_per_gpu_tps", Cell::kReal);
+  // vLLM's lines in vLLM's order, then a closed loop's (MODEL.md section 4b).
+  struct BlockRow {
+    const char* label;
+    const char* key;
+    Cell how;
+  };
+  static constexpr BlockRow kLoad[] = {
+      {"Maximum request concurrency:", "max_concurrency", Cell::kCount},
+      {"Benchmark duration (s):", "benchmark_duration_s", Cell::kReal},
+      {"Total input tokens:", "total_input_tokens", Cell::kCount},
+      {"Total generated tokens:", "total_output_tokens", Cell::kCount},
+      {"Request throughput (req/s):", "request_throughput_rps", Cell::kReal},
+      {"Request goodput (req/s):", "goodput_rps", Cell::kReal},
+      {"Output token throughput (tok/s):", "output_throughput_tps", Cell::kReal},
+      {"Peak output token throughput (tok/s):", "peak_output_throughput_tps", Cell::kReal},
+      {"Peak concurrent requests:", "max_concurrent_requests", Cell::kCount},
+      {"Total token throughput (tok/s):", "total_token_throughput_tps", Cell::kReal},
+      {"Mean requests in flight:", "mean_in_flight", Cell::kReal},
+      {"Output tok/s per user (1/TPOT):", "output_throughput_per_user_tps", Cell::kReal},
+      {"Output tok/s per GPU:", "output_throughput_per_gpu_tps", Cell::kReal},
+  };
+  for (const BlockRow& r : kLoad)
+    row(r.label, r.key, r.how);
   distribution("ttft", "TTFT", "Time to First Token");
   distribution("tpot", "TPOT", "Time per Output Token (excl. 1st token)");
   distribution("itl", "ITL", "Inter-token Latency");
