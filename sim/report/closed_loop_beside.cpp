@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/number_format.hpp"
+#include "report/console_report.hpp"
 #include "report/figure_text.hpp"
 #include "report/report_html.hpp"
 #include "report/run_folder.hpp"
@@ -79,21 +80,7 @@ std::string closed_loop_beside_text(const ModeResult& recorded, const ModeResult
     lines.push_back({row.label, cell(&recorded, row), cell(&closed, row)});
     if (synthetic != nullptr) lines.back().push_back(cell(synthetic, row));
   }
-  std::vector<std::size_t> width(lines.front().size(), 0);
-  for (const auto& line : lines) {
-    for (std::size_t i = 0; i < line.size(); ++i)
-      width[i] = std::max(width[i], line[i].size());
-  }
-  std::string out;
-  for (const auto& line : lines) {
-    std::string text;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      text += line[i];
-      if (i + 1 < line.size()) text += std::string(width[i] - line[i].size() + 2, ' ');
-    }
-    out += text + "\n";
-  }
-  return out + hides(recorded, closed) + "\n";
+  return columns(lines) + hides(recorded, closed) + "\n";
 }
 
 RunSection closed_loop_beside_section(const ModeResult& recorded, const ModeResult& closed,

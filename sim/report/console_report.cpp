@@ -73,31 +73,6 @@ std::string pad(std::string text, std::size_t width) {
   return text;
 }
 
-// Lines of cells, each column as wide as its widest cell and two more (the
-// first at least `first_width`), the last column unpadded; a line of one cell
-// (a section's rule) is as it is.
-std::string columns(const std::vector<std::vector<std::string>>& lines,
-                    std::size_t first_width = 0) {
-  std::vector<std::size_t> width;
-  for (const auto& line : lines) {
-    if (line.size() < 2) continue;
-    if (width.size() < line.size()) width.resize(line.size(), 0);
-    for (std::size_t i = 0; i < line.size(); ++i)
-      width[i] = std::max(width[i], display_width(line[i]));
-  }
-  if (!width.empty()) width[0] = std::max(width[0], first_width);
-  std::string out;
-  for (const auto& line : lines) {
-    std::string text;
-    for (std::size_t i = 0; i < line.size(); ++i)
-      text += i + 1 == line.size() ? line[i] : pad(line[i], width[i] + 2);
-    while (!text.empty() && text.back() == ' ')
-      text.pop_back();
-    out += text + "\n";
-  }
-  return out;
-}
-
 // `title` centred in 50 characters of `fill`, as Python's '{:{c}^50}' (the
 // extra character of an odd remainder on the right).
 std::string rule(const std::string& title, char fill) {
@@ -129,6 +104,27 @@ std::string block_cell(const ModeResult& r, const std::string& key, Cell how) {
 }
 
 }  // namespace
+
+std::string columns(const std::vector<std::vector<std::string>>& lines, std::size_t first_width) {
+  std::vector<std::size_t> width;
+  for (const auto& line : lines) {
+    if (line.size() < 2) continue;
+    if (width.size() < line.size()) width.resize(line.size(), 0);
+    for (std::size_t i = 0; i < line.size(); ++i)
+      width[i] = std::max(width[i], display_width(line[i]));
+  }
+  if (!width.empty()) width[0] = std::max(width[0], first_width);
+  std::string out;
+  for (const auto& line : lines) {
+    std::string text;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      text += i + 1 == line.size() ? line[i] : pad(line[i], width[i] + 2);
+    while (!text.empty() && text.back() == ' ')
+      text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
 
 std::string synthetic_line(const ModeResult& r, const TraceRates& rates,
                            const std::string& arrivals, const std::string& sizes) {

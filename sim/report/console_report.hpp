@@ -16,6 +16,12 @@ namespace infersim {
 // filtered out]."
 std::string trace_line(const Trace& trace);
 
+// Lines of cells as the console's tables lay them out: each column as wide as
+// its widest cell and two more (the first at least `first_width`), the last
+// column unpadded; a line of one cell (a section's rule) is as it is.
+std::string columns(const std::vector<std::vector<std::string>>& lines,
+                    std::size_t first_width = 0);
+
 // "Trace replay: N requests scheduled between A and B s, D dropped because they
 // arrive after the end of the run at T s."
 std::string replay_line(const GeneratedRequests& generated);

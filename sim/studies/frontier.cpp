@@ -2,19 +2,13 @@
 
 #include "core/number_format.hpp"
 #include "report/csv_field.hpp"
+#include "report/figure_text.hpp"
 
 namespace infersim {
 
 namespace {
 
 constexpr const char* kCap = "max-concurrency";
-
-std::optional<double> figure(const Summary& summary, const std::string& key) {
-  for (const Figure& f : summary.figures()) {
-    if (f.key == key) return f.value;
-  }
-  return std::nullopt;
-}
 
 std::string field(std::optional<double> value) {
   return value ? shortest(*value) : "";
@@ -50,14 +44,14 @@ std::vector<FrontierPoint> frontier_points(const Sweep& sweep,
       }
     }
     const Summary& s = recorded->summary;
-    p.per_gpu_tps = figure(s, "output_throughput_per_gpu_tps");
-    p.per_user_tps = figure(s, "output_throughput_per_user_tps");
-    p.ttft_mean_s = figure(s, "ttft_mean_s");
-    p.ttft_p99_s = figure(s, "ttft_p99_s");
-    p.tpot_mean_s = figure(s, "tpot_mean_s");
-    p.output_tps = figure(s, "output_throughput_tps");
-    p.request_rps = figure(s, "request_throughput_rps");
-    p.mean_in_flight = figure(s, "mean_in_flight");
+    p.per_gpu_tps = figure_value(s, "output_throughput_per_gpu_tps");
+    p.per_user_tps = figure_value(s, "output_throughput_per_user_tps");
+    p.ttft_mean_s = figure_value(s, "ttft_mean_s");
+    p.ttft_p99_s = figure_value(s, "ttft_p99_s");
+    p.tpot_mean_s = figure_value(s, "tpot_mean_s");
+    p.output_tps = figure_value(s, "output_throughput_tps");
+    p.request_rps = figure_value(s, "request_throughput_rps");
+    p.mean_in_flight = figure_value(s, "mean_in_flight");
     points.push_back(std::move(p));
   }
   mark_pareto(points);

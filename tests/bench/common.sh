@@ -20,3 +20,12 @@ turns_for() {
   local n=$1 short=$2
   if [ "$n" -ge 10000000 ]; then echo 5; elif [ "$n" -ge 1000000 ]; then echo 7; else echo "$short"; fi
 }
+
+# wall_s COMMAND...: wall seconds of one run, its output dropped.
+wall_s() {
+  local start end
+  start=$(date +%s.%N)
+  "$@" > /dev/null
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", b - a }'
+}

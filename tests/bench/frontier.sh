@@ -15,13 +15,6 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 . "$root/tests/bench/common.sh"
 
-wall_s() {
-  local start end
-  start=$(date +%s.%N)
-  "$@" > /dev/null
-  end=$(date +%s.%N)
-  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", b - a }'
-}
 load=(--dataset-name random --random-input-len 1024 --random-output-len 128 --num-prompts 2000
       --settings "$root/settings/presets/h100-llama-3.1-8b.json" --plots none --force)
 for _ in $(seq "$runs"); do

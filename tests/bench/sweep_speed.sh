@@ -15,14 +15,6 @@ trace=$root/trace/azure_llm_code_1h.csv
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# wall_s COMMAND...: wall seconds of one run.
-wall_s() {
-  local start end
-  start=$(date +%s.%N)
-  "$@" > /dev/null
-  end=$(date +%s.%N)
-  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f\n", b - a }'
-}
 . "$root/tests/bench/common.sh"
 
 for _ in $(seq "$runs"); do

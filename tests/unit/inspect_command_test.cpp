@@ -130,7 +130,8 @@ TEST(InspectCommand, ReadsNamedColumnsUnitsAndFilters) {
 }
 
 TEST(InspectCommand, BadInputIsAnInputError) {
-  EXPECT_THAT(inspect_error_of({"--jsn"}), HasSubstr("--jsn: unknown option (did you mean --json?)"));
+  EXPECT_THAT(inspect_error_of({"--jsn"}),
+              HasSubstr("--jsn: unknown option (did you mean --json?)"));
   EXPECT_THAT(inspect_error_of({"/nonexistent/trace.csv"}), HasSubstr("/nonexistent/trace.csv"));
   EXPECT_THAT(inspect_error_of({"a.csv", "b.csv"}), HasSubstr("one positional argument"));
   EXPECT_THAT(inspect_error_of({"a.csv", "--trace", "b.csv"}), HasSubstr("given more than once"));
