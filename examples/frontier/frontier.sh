@@ -2,17 +2,17 @@
 # The throughput-interactivity frontier as GPU vendors publish it: vLLM
 # bench's random dataset (1024 tokens in, 128 out, 2000 prompts) sent by a
 # closed loop of N clients (MODEL.md section 4b), N = 1, 2, 4, ..., 512, on
-# 8 H100s (preset h100-llama-3.1-8b) colocated (8 replicas, least-requests)
-# and split into 2 prefill and 6 decode replicas (BATCHING.md section 12).
-# Each is one `infersim sweep --vary max-concurrency=...`, which writes
-# frontier.csv and plots/frontier.svg; the script joins the two into one
-# table and one picture (output tokens a second per GPU against a user's
-# tokens a second, each point its N and mean TTFT). It checks what a closed
-# loop must hold (never more than N in flight; at small N, N in flight on
-# average; the Pareto marks) and every figure of the table against the ones
-# this model gives, and exits 1 when one differs. Last, a closed loop of 64
-# clients and the README tour's closed loop beside the recorded Mooncake
-# hour, their figures checked likewise.
+# 8 H100s (preset h100-llama-3.1-8b) colocated (colocated.json: 8 replicas,
+# least-requests) and split into 2 prefill and 6 decode replicas
+# (split.json, BATCHING.md section 12). One `infersim sweep --vary
+# settings=colocated.json,split.json --vary max-concurrency=...` writes
+# frontier.csv and plots/frontier.svg, a curve a fleet; the script prints
+# the table. It checks what a closed loop must hold (never more than N in
+# flight; at small N, N in flight on average; the Pareto marks) and every
+# figure of the table against the ones this model gives, and exits 1 when
+# one differs. Last, a closed loop of 64 clients and the README tour's
+# closed loop beside the recorded Mooncake hour, their figures checked
+# likewise.
 #
 #   examples/frontier/frontier.sh [--infersim PATH] [--output DIR]
 set -euo pipefail
@@ -29,47 +29,36 @@ while [ $# -gt 0 ]; do
   esac
 done
 mkdir -p "$output"
-caps=1,2,4,8,16,32,64,128,256,512
-load=(--dataset-name random --random-input-len 1024 --random-output-len 128 --num-prompts 2000)
-common=(--vary "max-concurrency=$caps" --modes recorded "${load[@]}" --force)
-
-cat > "$output/split.json" <<JSON
-{"server": {"kind": "batching"},
- "batching": {"router": "least-requests", "decode_router": "least-requests",
-  "fleet": [
-   {"name": "prefill", "role": "prefill", "preset": "h100-llama-3.1-8b", "replicas": 2},
-   {"name": "decode", "role": "decode", "preset": "h100-llama-3.1-8b", "replicas": 6}]}}
-JSON
-"$infersim" sweep "${common[@]}" --settings "$root/settings/presets/h100-llama-3.1-8b.json" \
-  --replicas 8 --router least-requests --output "$output/colocated" > "$output/colocated.log"
-"$infersim" sweep "${common[@]}" --settings "$output/split.json" \
-  --output "$output/split" > "$output/split.log"
-grep -h "^Ran" "$output/colocated.log" "$output/split.log"
+here=$root/examples/frontier
+"$infersim" sweep --vary "settings=$here/colocated.json,$here/split.json" \
+  --vary max-concurrency=1,2,4,8,16,32,64,128,256,512 --dataset-name random \
+  --random-input-len 1024 --random-output-len 128 --num-prompts 2000 \
+  --output "$output/sweep" --force > "$output/sweep.log"
+grep -h "^Ran" "$output/sweep.log"
 
 fail=0
-# One table: the fleet, then frontier.csv's columns.
+# One table: the fleet (the settings file's name), then frontier.csv's columns.
 joined=$output/frontier.csv
-head -1 "$output/colocated/frontier.csv" | sed 's/^configuration,/fleet,/' > "$joined"
+sed -e '1s/^configuration,/fleet,/' -e '2,$s/^settings=//' "$output/sweep/frontier.csv" > "$joined"
 for fleet in colocated split; do
-  tail -n +2 "$output/$fleet/frontier.csv" | sed "s/^[^,]*,/$fleet,/" >> "$joined"
-  rows=$(($(wc -l < "$output/$fleet/frontier.csv") - 1))
+  rows=$(grep -c "^$fleet," "$joined" || true)
   [ "$rows" -eq 10 ] || { echo "$fleet: frontier.csv holds $rows points, not 10" >&2; fail=1; }
-  # Never more than N in flight; at N up to 64, N in flight on average (the
-  # 2000 requests' last ones aside): within 5 %.
-  awk -F, -v fleet="$fleet" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    { n = $c["max-concurrency"]; peak = $c["max_concurrent_requests"]; mean = $c["mean_in_flight"]
-      if (peak > n) { printf "%s: %d in flight at N = %d\n", fleet, peak, n; bad = 1 }
-      if (n <= 64 && (mean < 0.95 * n || mean > n)) {
-        printf "%s: %.3f in flight on average at N = %d\n", fleet, mean, n; bad = 1 } }
-    END { exit bad }' "$output/$fleet/sweep.csv" >&2 || fail=1
 done
-# The Pareto marks, worked out again over each fleet's points.
-awk -F, 'NR == 1 { next } { fleet[NR] = $1; gpu[NR] = $3; user[NR] = $4; mark[NR] = $11 }
+# Never more than N in flight; at N up to 64, N in flight on average (the
+# 2000 requests' last ones aside): within 5 %.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { n = $c["max-concurrency"]; peak = $c["max_concurrent_requests"]; mean = $c["mean_in_flight"]
+    if (peak > n) { printf "%s: %d in flight at N = %d\n", $c["settings"], peak, n; bad = 1 }
+    if (n <= 64 && (mean < 0.95 * n || mean > n)) {
+      printf "%s: %.3f in flight on average at N = %d\n", $c["settings"], mean, n; bad = 1 } }
+  END { exit bad }' "$output/sweep/sweep.csv" >&2 || fail=1
+# The Pareto marks, worked out again over every point of both fleets.
+awk -F, 'NR == 1 { next } { gpu[NR] = $3; user[NR] = $4; mark[NR] = $11 }
   END { for (p in gpu) { on = "true"
-          for (q in gpu) if (fleet[q] == fleet[p] && gpu[q] >= gpu[p] && user[q] >= user[p] &&
+          for (q in gpu) if (gpu[q] >= gpu[p] && user[q] >= user[p] &&
                              (gpu[q] > gpu[p] || user[q] > user[p])) on = "false"
-          if (on != mark[p]) { printf "%s N at row %d: pareto %s, worked out %s\n", fleet[p], p,
-                                      mark[p], on; bad = 1 } }
+          if (on != mark[p]) { printf "row %d: pareto %s, worked out %s\n", p, mark[p], on
+                               bad = 1 } }
         exit bad }' "$joined" >&2 || fail=1
 
 table=$output/frontier.txt
@@ -92,9 +81,9 @@ colocated   128     1520.8      126.0      311 ms    7.94 ms  *
 colocated   256     2202.9       96.8      507 ms   10.33 ms  *
 colocated   512     2838.5       63.7      831 ms   15.70 ms  *
 split         1       18.8      160.0       59 ms    6.25 ms  
-split         2       37.5      160.0       59 ms    6.25 ms  *
-split         4       75.0      160.0       59 ms    6.25 ms  *
-split         8      148.1      158.0       60 ms    6.33 ms  *
+split         2       37.5      160.0       59 ms    6.25 ms  
+split         4       75.0      160.0       59 ms    6.25 ms  
+split         8      148.1      158.0       60 ms    6.33 ms  
 split        16      290.7      155.6       63 ms    6.42 ms  *
 split        32      559.9      151.6       70 ms    6.59 ms  *
 split        64     1022.7      144.4      107 ms    6.92 ms  *
@@ -153,34 +142,12 @@ if [ "$beside" != "$beside_expected" ]; then
 fi
 [ -f "$output/beside/closed-loop/summary.json" ] || { echo "no closed-loop/summary.json" >&2; fail=1; }
 
-# Both fleets on one picture, each point its N and mean TTFT (gnuplot when it is there).
-if command -v gnuplot > /dev/null; then
-  cat > "$output/frontier.gp" <<'GP'
-set terminal svg size 960,540 dynamic background rgb "white" font "sans,11"
-set output "frontier.svg"
-set datafile separator comma
-set key outside right top box lc rgb "#cccccc"
-set grid lc rgb "#dddddd"
-set title "8 H100s, Llama-3.1-8B, 1024 in / 128 out: colocated against a 2:6 prefill/decode split"
-set xlabel "output tokens a second per user (1 / mean TPOT)"
-set ylabel "output tokens a second per GPU"
-label(f) = sprintf("%d, %.0f ms", column("max_concurrency"), 1000 * column("ttft_mean_s"))
-plot "frontier.csv" using "output_throughput_per_user_tps":(strcol("fleet") eq "colocated" ? \
-       column("output_throughput_per_gpu_tps") : NaN) with linespoints lw 2 pt 7 \
-       lc rgb "#c0392b" title "8 colocated", \
-     "" using "output_throughput_per_user_tps":(strcol("fleet") eq "colocated" ? \
-       column("output_throughput_per_gpu_tps") : NaN):(label(0)) with labels offset char 0.6,0.7 \
-       font ",8" tc rgb "#c0392b" notitle, \
-     "" using "output_throughput_per_user_tps":(strcol("fleet") eq "split" ? \
-       column("output_throughput_per_gpu_tps") : NaN) with linespoints lw 2 pt 5 \
-       lc rgb "#2471a3" title "2 prefill : 6 decode", \
-     "" using "output_throughput_per_user_tps":(strcol("fleet") eq "split" ? \
-       column("output_throughput_per_gpu_tps") : NaN):(label(0)) with labels offset char 0.6,-0.9 \
-       font ",8" tc rgb "#2471a3" notitle
-GP
-  (cd "$output" && gnuplot frontier.gp) && echo "picture: $output/frontier.svg"
+# Both fleets on one picture: the sweep's own (gnuplot when it is there).
+if [ -f "$output/sweep/plots/frontier.svg" ]; then
+  cp "$output/sweep/plots/frontier.svg" "$output/frontier.svg"
+  echo "picture: $output/frontier.svg"
 elif [ "${CI:-}" = "true" ]; then
-  echo "frontier.sh: gnuplot is missing" >&2
+  echo "frontier.sh: no plots/frontier.svg (is gnuplot missing?)" >&2
   fail=1
 fi
 exit $fail

@@ -79,7 +79,9 @@ void add_run_options(po::options_description& options) {
       "force", "write into --output even if it holds files")(
       "speedup", po::value<std::string>(), "replay X times as fast (the same as --time-scale 1/X)")(
       "filter", po::value<std::vector<std::string>>()->composing(),
-      "keep only the CSV rows where COLUMN=VALUE (repeatable; all must hold)");
+      "keep only the CSV rows where COLUMN=VALUE (repeatable; all must hold)")(
+      "preset", po::value<std::string>(),
+      "a model preset, settings/presets/NAME.json, under --settings and the flags");
   for (const KnobFlag& flag : knob_flags()) {
     if (flag.kind == KnobFlag::kGoodput) {
       // As run takes it: --goodput ttft:500 e2el:2000, or the flag repeated.
@@ -137,6 +139,64 @@ double figures_weight_from(const po::variables_map& vm) {
   return value;
 }
 
+namespace {
+
+// --preset NAME's file (or --vary preset=NAME's, `label` naming which): the
+// batching section (BATCHING.md section 13.1), said to be set by the flag.
+void apply_preset(Settings& settings, const std::string& name, const std::string& label) {
+  const std::string path = find_preset_file(name, "", label);
+  apply_settings_file(settings, path);
+  const std::string by = label + (label == "--preset" ? " " : "=") + name;
+  for (auto& [key, setter] : settings.set_by)
+    if (setter == path) setter = by;
+}
+
+// A settings file a sweep or capacity search reads: its `section_name`
+// section comes back in `section`, the rest applies as any settings file.
+void apply_study_file(Settings& settings, const std::string& path, const std::string& section_name,
+                      json& section) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  json document;
+  try {
+    if (!in) throw std::runtime_error("unreadable");
+    document = json::parse(content.str());
+  } catch (const std::exception&) {
+    apply_settings_file(settings, path);  // throws the file's own error, line and all
+    throw InputError(path, 0, "", "cannot read the settings file");
+  }
+  if (document.is_object()) {
+    if (document.contains(section_name)) section = document[section_name];
+    document.erase("sweep");
+    document.erase("capacity");
+  }
+  apply_settings_json(settings, document, path);
+  note_preset_errors(settings, document);
+}
+
+// The command line's knob flags over the files' settings; a study keeps only
+// its runs' summaries.
+void apply_study_flags(Settings& settings, const po::variables_map& vm,
+                       const std::string& section_name) {
+  load_fleet_presets(settings);
+  for (const KnobFlag& flag : knob_flags()) {
+    if (!vm.count(flag.flag)) continue;
+    if (is_summary_only(flag)) {
+      const std::string what = section_name == "sweep" ? "a sweep" : "a capacity search";
+      throw InputError("", 0, std::string("--") + flag.flag,
+                       what +
+                           " writes no requests.csv (its runs keep only their summaries); run "
+                           "one point with infersim run --per-request csv");
+    }
+    set_knob_from(settings, vm, flag);
+  }
+  apply_trace_flags(settings, vm);
+  settings.per_request = "none";
+}
+
+}  // namespace
+
 Settings settings_from_files(const po::variables_map& vm, std::set<std::string>& given) {
   Settings settings;
   const auto apply_file = [&](const std::string& path) {
@@ -145,11 +205,9 @@ Settings settings_from_files(const po::variables_map& vm, std::set<std::string>&
       given.insert(key);
   };
   if (vm.count("preset")) {
-    const std::string path = find_preset_file(text_of(vm, "preset"));
-    apply_file(path);
-    // A run's preset sets the batching section (BATCHING.md section 13.1).
-    for (auto& [key, by] : settings.set_by)
-      if (by == path) by = "--preset " + text_of(vm, "preset");
+    apply_preset(settings, text_of(vm, "preset"), "--preset");
+    for (const std::string& key : settings_file_keys(find_preset_file(text_of(vm, "preset"))))
+      given.insert(key);
   }
   if (vm.count("settings")) apply_file(find_settings_file(text_of(vm, "settings")));
   load_fleet_presets(settings);
@@ -217,50 +275,41 @@ Settings base_settings(const po::variables_map& vm, const std::string& section_n
                        json& section) {
   Settings settings;
   section = nullptr;
+  if (vm.count("preset")) apply_preset(settings, text_of(vm, "preset"), "--preset");
   if (vm.count("settings")) {
-    const std::string path = find_settings_file(text_of(vm, "settings"));
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream content;
-    content << in.rdbuf();
-    json document;
-    try {
-      if (!in) throw std::runtime_error("unreadable");
-      document = json::parse(content.str());
-    } catch (const std::exception&) {
-      apply_settings_file(settings, path);  // throws the file's own error, line and all
-      throw InputError(path, 0, "", "cannot read the settings file");
-    }
-    if (document.is_object()) {
-      if (document.contains(section_name)) section = document[section_name];
-      document.erase("sweep");
-      document.erase("capacity");
-    }
-    apply_settings_json(settings, document, path);
-    note_preset_errors(settings, document);
-    load_fleet_presets(settings);
+    apply_study_file(settings, find_settings_file(text_of(vm, "settings")), section_name, section);
   }
-  for (const KnobFlag& flag : knob_flags()) {
-    if (!vm.count(flag.flag)) continue;
-    if (is_summary_only(flag)) {
-      const std::string what = section_name == "sweep" ? "a sweep" : "a capacity search";
-      throw InputError("", 0, std::string("--") + flag.flag,
-                       what +
-                           " writes no requests.csv (its runs keep only their summaries); run "
-                           "one point with infersim run --per-request csv");
+  apply_study_flags(settings, vm, section_name);
+  // A sweep checks each point with its axes' values (check_sweep): the base
+  // alone may be no run, such as a closed loop's knobs whose cap an axis sets.
+  if (section_name != "sweep") validate_settings(settings, "");
+  find_trace(settings);
+  return settings;
+}
+
+bool is_configuration_axis(const std::string& name) {
+  return name == "preset" || name == "settings";
+}
+
+Settings configuration_settings(const po::variables_map& vm, const std::string& axis,
+                                const std::string& value, const nlohmann::json* document,
+                                const std::string& source) {
+  Settings settings;
+  json ignored;
+  if (document != nullptr) {
+    // As the sweep that wrote it ran it: the whole configuration.
+    apply_settings_json(settings, *document, source);
+    note_preset_errors(settings, *document);
+  } else if (axis == "preset") {
+    apply_preset(settings, value, "--vary preset");
+    if (vm.count("settings")) {
+      apply_study_file(settings, find_settings_file(text_of(vm, "settings")), "sweep", ignored);
     }
-    set_knob_from(settings, vm, flag);
+  } else {
+    if (vm.count("preset")) apply_preset(settings, text_of(vm, "preset"), "--preset");
+    apply_study_file(settings, find_settings_file(value), "sweep", ignored);
   }
-  apply_trace_flags(settings, vm);
-  settings.per_request = "none";
-  // A closed loop swept over its cap (MODEL.md section 4b): the base is a
-  // closed loop too, for the checks of what goes with one; every point sets
-  // its own cap.
-  if (!settings.max_concurrency && section_name == "sweep" && vm.count("vary")) {
-    for (const std::string& vary : vm["vary"].as<std::vector<std::string>>()) {
-      if (vary.rfind("max-concurrency=", 0) == 0) settings.max_concurrency = 1;
-    }
-  }
-  validate_settings(settings, "");
+  apply_study_flags(settings, vm, "sweep");
   find_trace(settings);
   return settings;
 }

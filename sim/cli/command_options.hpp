@@ -38,12 +38,24 @@ unsigned threads_from(const boost::program_options::variables_map& vm);
 // on the table's headline figures (calibration/measured_report.hpp).
 double figures_weight_from(const boost::program_options::variables_map& vm);
 
-// The base settings: defaults, the settings file, the knob flags. A settings
-// file a sweep or capacity search wrote carries its definition in a `sweep` or
-// `capacity` section; that section comes back in `section` (null if absent) and
-// the rest applies as any settings file.
+// The base settings: defaults, the file of --preset, the settings file, the
+// knob flags. A settings file a sweep or capacity search wrote carries its
+// definition in a `sweep` or `capacity` section; that section comes back in
+// `section` (null if absent) and the rest applies as any settings file. A
+// capacity search's base is checked whole; a sweep's points are (check_sweep).
 Settings base_settings(const boost::program_options::variables_map& vm,
                        const std::string& section_name, nlohmann::json& section);
+
+// A sweep axis whose values are whole configurations: preset (NAME: as
+// --preset) or settings (FILE: as --settings).
+bool is_configuration_axis(const std::string& name);
+// One value of such an axis, as run would take it with the sweep's command
+// line: the preset's file under --settings, or --preset's under the value's
+// file; then the knob flags. With `document` (a configuration a sweep wrote,
+// read from `source`) that document replaces the files.
+Settings configuration_settings(const boost::program_options::variables_map& vm,
+                                const std::string& axis, const std::string& value,
+                                const nlohmann::json* document, const std::string& source);
 
 // Defaults, then the file of --preset (settings/presets/NAME.json), then the
 // file of --settings; `given` gains every key the files set.

@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -31,7 +32,9 @@ constexpr const char* kSweepUsage =
     "(each main figure against the first knob; --plots none for none). A knob is named\n"
     "as its flag without the dashes (cores, decode-budget, replicas, ...); words and\n"
     "switches take lists (router=round-robin,prefix, prefix-caching=on,off), and\n"
-    "speedup=1,2,4 replays the trace 1, 2 and 4 times as fast.\n"
+    "speedup=1,2,4 replays the trace 1, 2 and 4 times as fast. preset=A,B runs each point\n"
+    "on each preset (as --preset), settings=a.json,b.json on each settings file (as\n"
+    "--settings; a fleet, a prefill/decode split): the command line's flags over each.\n"
     "--shard K/N runs the points whose index modulo N is K-1; `infersim merge` joins\n"
     "the shards and draws the plots. Sweeps write no requests.csv (run one point for that).\n";
 
@@ -57,8 +60,23 @@ SweepAxis axis_of(const KnobFlag& flag, const std::vector<std::string>& texts) {
   return axis;
 }
 
+// preset=A,B or settings=a.json,b.json: a whole configuration a value.
+SweepAxis configuration_axis(const std::string& name, const std::vector<std::string>& texts,
+                             const Configure& configure, const json* documents) {
+  SweepAxis axis;
+  axis.name = name;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    axis.values.emplace_back(texts[i]);
+    if (configure) {
+      axis.configurations.push_back(
+          configure(name, texts[i], documents != nullptr ? &(*documents)[i] : nullptr));
+    }
+  }
+  return axis;
+}
+
 // KNOB=V1,V2,... or KNOB=START:STOP:STEP.
-SweepAxis parse_vary(const std::string& spec) {
+SweepAxis parse_vary(const std::string& spec, const Configure& configure) {
   const std::size_t eq = spec.find('=');
   if (eq == std::string::npos) {
     throw InputError("", 0, "--vary",
@@ -66,9 +84,16 @@ SweepAxis parse_vary(const std::string& spec) {
   }
   const std::string name = spec.substr(0, eq);
   const std::string values = spec.substr(eq + 1);
-  const KnobFlag& flag = sweep_knob(name, "--vary");
   const std::string label = "--vary " + name;
   if (values.empty()) throw InputError("", 0, label, "no values");
+  if (is_configuration_axis(name)) {
+    const std::vector<std::string> texts = split(values, ',');
+    for (const std::string& text : texts) {
+      if (text.empty()) throw InputError("", 0, label, "an empty value in '" + values + "'");
+    }
+    return configuration_axis(name, texts, configure, nullptr);
+  }
+  const KnobFlag& flag = sweep_knob(name, "--vary");
   std::vector<std::string> texts;
   if (values.find(':') != std::string::npos) {
     if (!takes_number(flag)) {
@@ -106,7 +131,8 @@ std::string modes_text(const std::vector<std::string>& modes) {
 
 }  // namespace
 
-Sweep sweep_from_section(const json& section, const std::string& source) {
+Sweep sweep_from_section(const json& section, const std::string& source,
+                         const Configure& configure) {
   const auto malformed = [&] {
     throw InputError(source, 0, "sweep",
                      "expected {\"vary\": [{\"knob\": K, \"values\": [...]}], \"modes\": [...]}");
@@ -121,7 +147,30 @@ Sweep sweep_from_section(const json& section, const std::string& source) {
         !entry.contains("values") || !entry["values"].is_array()) {
       malformed();
     }
-    const KnobFlag& flag = sweep_knob(entry["knob"].get<std::string>(), source + ": sweep.vary");
+    const std::string name = entry["knob"].get<std::string>();
+    if (is_configuration_axis(name)) {
+      // A sweep's own settings.json holds each configuration whole.
+      const json* documents = entry.contains("settings") ? &entry["settings"] : nullptr;
+      std::vector<std::string> texts;
+      for (const json& value : entry["values"]) {
+        if (!value.is_string()) malformed();
+        texts.push_back(value.get<std::string>());
+      }
+      if (documents != nullptr && (!documents->is_array() || documents->size() != texts.size() ||
+                                   !std::all_of(documents->begin(), documents->end(),
+                                                [](const json& d) { return d.is_object(); }))) {
+        throw InputError(source, 0, "sweep.vary." + name + ".settings",
+                         "expected a settings object a value");
+      }
+      if (documents == nullptr && name == "settings") {
+        throw InputError(source, 0, "sweep.vary.settings",
+                         "a settings file's sweep varies presets, not other settings files; vary "
+                         "settings files on the command line (--vary settings=a.json,b.json)");
+      }
+      sweep.axes.push_back(configuration_axis(name, texts, configure, documents));
+      continue;
+    }
+    const KnobFlag& flag = sweep_knob(name, source + ": sweep.vary");
     std::vector<std::string> texts;
     for (const json& value : entry["values"]) {
       // As sweep.csv shows them: a word, on or off, a number.
@@ -176,31 +225,62 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
 
   json section;
   Settings base = base_settings(vm, "sweep", section);
+  const Configure configure = [&](const std::string& axis, const std::string& value,
+                                  const json* document) {
+    const std::string by = "--vary " + axis + "=" + value;
+    if (axis == "preset" && vm.count("preset")) {
+      throw InputError("", 0, "--preset", "also varied by --vary preset; give one or the other");
+    }
+    if (axis == "settings" && vm.count("settings") && document == nullptr) {
+      throw InputError("", 0, "--settings",
+                       "also varied by --vary settings; give one or the other");
+    }
+    Settings settings =
+        configuration_settings(vm, axis, value, document, document ? text_of(vm, "settings") : by);
+    // A sweep reads one trace.
+    if (settings_to_json(settings)["trace"] != settings_to_json(base)["trace"]) {
+      throw InputError("", 0, by,
+                       "reads another trace than the sweep's (" + base.trace_path +
+                           "); a sweep reads one trace: sweep each trace apart");
+    }
+    return settings;
+  };
   Sweep sweep;
   if (vm.count("vary")) {
     for (const std::string& spec : vm["vary"].as<std::vector<std::string>>()) {
-      sweep.axes.push_back(parse_vary(spec));
+      sweep.axes.push_back(parse_vary(spec, configure));
     }
   } else if (!section.is_null()) {
-    sweep = sweep_from_section(section, text_of(vm, "settings"));
+    sweep = sweep_from_section(section, text_of(vm, "settings"), configure);
   }
   if (vm.count("modes")) sweep.modes = parse_modes(text_of(vm, "modes"));
-  // A closed loop runs the recorded mode alone (MODEL.md section 4b).
-  if (base.max_concurrency && !vm.count("modes")) sweep.modes = {"recorded"};
-  if (base.max_concurrency && sweep.modes != std::vector<std::string>{"recorded"}) {
+  // A closed loop runs the recorded mode alone (MODEL.md section 4b): the
+  // base's, an axis's or a configuration's.
+  bool closed = base.max_concurrency.has_value();
+  for (const SweepAxis& axis : sweep.axes) {
+    closed = closed || axis.key == "client.max_concurrency";
+    for (const Settings& c : axis.configurations)
+      closed = closed || c.max_concurrency.has_value();
+  }
+  if (closed && !vm.count("modes")) sweep.modes = {"recorded"};
+  if (closed && sweep.modes != std::vector<std::string>{"recorded"}) {
     throw InputError("", 0, "--max-concurrency",
                      "a closed loop runs the recorded mode alone (MODEL.md section 4b): the "
                      "synthetic and retimed modes draw their own instants; give --modes recorded");
   }
-  for (const SweepAxis& axis : sweep.axes) {
-    refuse_fixed_and_varied(vm, sweep_knob(axis.name, "--vary"), "--vary " + axis.name);
-  }
   std::vector<std::string> varied;
-  for (const SweepAxis& axis : sweep.axes)
+  for (const SweepAxis& axis : sweep.axes) {
+    if (axis.configures()) continue;
+    refuse_fixed_and_varied(vm, sweep_knob(axis.name, "--vary"), "--vary " + axis.name);
     varied.push_back(axis.key);
+  }
   base.mode = sweep_run_mode(sweep.modes);
   check_sweep(sweep, base);
   refuse_other_kinds_knobs(vm, base, {}, varied);
+  for (const SweepAxis& axis : sweep.axes) {
+    for (const Settings& c : axis.configurations)
+      refuse_other_kinds_knobs(vm, c, {}, varied);
+  }
   const std::size_t points = sweep.point_count();
   const std::optional<SweepShard> shard =
       vm.count("shard") ? std::optional(parse_shard(text_of(vm, "shard"))) : std::nullopt;
@@ -227,7 +307,16 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
     out << "; shard " << shard->index << "/" << shard->count << ": " << indices.size() << " points";
   const std::size_t pool = std::min<std::size_t>(threads, std::max<std::size_t>(1, indices.size()));
   out << ", on " << pool << (pool == 1 ? " thread.\n" : " threads.\n");
-  for (const std::string& line : preset_error_lines(base))
+  std::vector<std::string> error_lines = preset_error_lines(base);
+  for (const SweepAxis& axis : sweep.axes) {
+    for (const Settings& c : axis.configurations) {
+      for (const std::string& line : preset_error_lines(c)) {
+        if (std::find(error_lines.begin(), error_lines.end(), line) == error_lines.end())
+          error_lines.push_back(line);
+      }
+    }
+  }
+  for (const std::string& line : error_lines)
     out << line << '\n';
   out << std::flush;
   const auto started = std::chrono::steady_clock::now();
@@ -266,7 +355,20 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
       << fixed(seconds > 0 ? static_cast<double>(results.size()) / seconds : 0, 1)
       << " points/s).\n";
 
-  nlohmann::ordered_json settings = settings_document(base, loaded);
+  // The base as its first point runs it: a run's settings, whatever the base
+  // alone leaves to the axes (a closed loop's cap), that reruns the sweep.
+  nlohmann::ordered_json settings = settings_document(sweep.point_settings(base, 0), loaded);
+  // Each configuration whole, so that settings.json reruns the sweep: as its
+  // first point runs it (the other axes at their first values).
+  for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+    std::size_t stride = 1;
+    for (std::size_t b = a + 1; b < sweep.axes.size(); ++b)
+      stride *= sweep.axes[b].values.size();
+    std::vector<nlohmann::ordered_json> documents;
+    for (std::size_t i = 0; i < sweep.axes[a].configurations.size(); ++i)
+      documents.push_back(settings_document(sweep.point_settings(base, i * stride), loaded));
+    sweep.axes[a].documents = std::move(documents);
+  }
   folder.create();
   const std::string csv = sweep_csv(sweep, base, results);
   write_file_atomically(folder.file("sweep.csv"), csv);

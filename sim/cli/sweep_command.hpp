@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,9 +14,18 @@
 
 namespace infersim {
 
+// The settings of one value of a configuration axis (preset or settings): the
+// axis, the value, and the document the sweep that wrote the section kept of
+// it, if any.
+using Configure =
+    std::function<Settings(const std::string&, const std::string&, const nlohmann::json*)>;
+
 // The sweep a settings file or shard.json holds (its `sweep` section), each
-// knob and value checked as --vary checks them; `source` names the file.
-Sweep sweep_from_section(const nlohmann::json& section, const std::string& source);
+// knob and value checked as --vary checks them; `source` names the file. A
+// configuration axis's settings come from `configure` (none: its values only,
+// as merge needs them).
+Sweep sweep_from_section(const nlohmann::json& section, const std::string& source,
+                         const Configure& configure = {});
 
 // The sweep's plots (studies/sweep_plots) from its sweep.csv text, written to
 // `folder`/plots and rendered; a rendering problem is told on `err`. Returns

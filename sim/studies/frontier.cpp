@@ -1,5 +1,7 @@
 #include "studies/frontier.hpp"
 
+#include <filesystem>
+
 #include "core/number_format.hpp"
 #include "report/csv_field.hpp"
 #include "report/figure_text.hpp"
@@ -39,8 +41,10 @@ std::vector<FrontierPoint> frontier_points(const Sweep& sweep,
       if (axis.name == kCap) {
         p.max_concurrency = axis.values[at[a]].get<double>();
       } else {
-        p.configuration += (p.configuration.empty() ? "" : " ") + axis.name + "=" +
-                           sweep_value_text(axis.values[at[a]]);
+        // A settings file by its name: the curve's label, not its folder.
+        std::string value = sweep_value_text(axis.values[at[a]]);
+        if (axis.name == "settings") value = std::filesystem::path(value).stem().string();
+        p.configuration += (p.configuration.empty() ? "" : " ") + axis.name + "=" + value;
       }
     }
     const Summary& s = recorded->summary;

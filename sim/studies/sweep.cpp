@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "core/input_error.hpp"
@@ -113,9 +114,13 @@ std::vector<std::size_t> Sweep::coordinates(std::size_t index) const {
 }
 
 Settings Sweep::point_settings(const Settings& base, std::size_t index) const {
-  Settings settings = base;
   const std::vector<std::size_t> at = coordinates(index);
+  Settings settings = base;
   for (std::size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].configures()) settings = axes[a].configurations[at[a]];
+  }
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    if (axes[a].configures()) continue;
     set_setting(settings, axes[a].key, axes[a].setting_value(at[a]), "", "--" + axes[a].name);
   }
   settings.mode = sweep_run_mode(modes);
@@ -130,6 +135,7 @@ nlohmann::ordered_json Sweep::to_json() const {
     nlohmann::ordered_json entry;
     entry["knob"] = axis.name;
     entry["values"] = axis.values;
+    if (!axis.documents.empty()) entry["settings"] = axis.documents;
     out["vary"].push_back(entry);
   }
   out["modes"] = modes;
@@ -147,14 +153,22 @@ void check_sweep(const Sweep& sweep, const Settings& base) {
   for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
     const SweepAxis& axis = sweep.axes[a];
     if (axis.values.empty()) throw InputError("", 0, "--vary " + axis.name, "no values");
+    if (axis.configures() && axis.configurations.size() != axis.values.size()) {
+      throw std::logic_error("check_sweep: a configuration a value");
+    }
     for (std::size_t b = 0; b < a; ++b) {
+      if (axis.configures() && sweep.axes[b].configures()) {
+        throw InputError("", 0, "--vary " + axis.name,
+                         "and --vary " + sweep.axes[b].name +
+                             " both give whole configurations; vary one of them");
+      }
       if (sweep.axes[b].name == axis.name || sweep.axes[b].key == axis.key) {
         throw InputError("", 0, "--vary " + axis.name,
                          "varied twice; give all its values in one --vary");
       }
     }
     // Each value alone first: the clearest message names the knob's flag.
-    for (std::size_t i = 0; i < axis.values.size(); ++i) {
+    for (std::size_t i = 0; i < axis.values.size() && !axis.configures(); ++i) {
       if (axis.reciprocal && !(axis.values[i].is_number() && axis.values[i].get<double>() > 0)) {
         throw InputError("", 0, "--" + axis.name,
                          "must be greater than 0, got " + sweep_value_text(axis.values[i]));
@@ -295,7 +309,11 @@ std::vector<std::string> summary_keys(const Settings& settings) {
 }
 
 std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& base) {
-  std::vector<std::string> keys = summary_keys(base);
+  // The base as the first point runs it (a configuration axis's first
+  // configuration, a closed loop's first cap), as settings.json writes it: a
+  // rerun of that file finds the same columns in the same order.
+  const Settings origin = sweep.point_settings(base, 0);
+  std::vector<std::string> keys = summary_keys(origin);
   const std::vector<std::string> base_keys = keys;
   const auto add = [&](const std::vector<std::string>& more) {
     if (more == base_keys) return;  // the usual case, quickly
@@ -303,13 +321,16 @@ std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& b
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
     }
   };
-  bool replicated = base.replications > 1;
+  bool replicated = origin.replications > 1;
   for (const SweepAxis& axis : sweep.axes) {
     for (std::size_t i = 0; i < axis.values.size(); ++i) {
-      Settings settings = base;
-      set_setting(settings, axis.key, axis.setting_value(i), "", "--" + axis.name);
+      Settings settings = axis.configures() ? axis.configurations[i] : origin;
+      if (!axis.configures())
+        set_setting(settings, axis.key, axis.setting_value(i), "", "--" + axis.name);
       add(summary_keys(settings));
     }
+    for (const Settings& c : axis.configurations)
+      replicated = replicated || c.replications > 1;
     // A varied replication count overrides the base one at every point.
     if (axis.key == "synthetic.replications") {
       replicated = std::any_of(axis.values.begin(), axis.values.end(),

@@ -29,6 +29,16 @@ struct SweepAxis {
   std::vector<nlohmann::json> values;
   // The key takes 1/value: speedup X sets run.time_scale to 1/X.
   bool reciprocal = false;
+  // A configuration axis (preset=A,B or settings=a.json,b.json) sets no one
+  // key: each value is a whole configuration, its files under the command
+  // line's flags, and `key` is empty. A point starts from its configuration
+  // and takes the other axes' values over it. `documents` are the
+  // configurations as settings.json writes them (the sweep's settings.json
+  // carries them, so that it reruns without the files).
+  std::vector<Settings> configurations = {};
+  std::vector<nlohmann::ordered_json> documents = {};
+
+  bool configures() const { return !configurations.empty(); }
 
   // The value the settings key takes at value index `i`.
   nlohmann::json setting_value(std::size_t i) const;
@@ -43,10 +53,12 @@ struct Sweep {
   std::size_t point_count() const;
   // The value index on each axis of point `index` (the last axis varies fastest).
   std::vector<std::size_t> coordinates(std::size_t index) const;
-  // The base settings with point `index`'s values and run.mode for the sweep's
-  // modes. Throws InputError naming the knob's flag for a value the key refuses.
+  // The base settings (or the point's configuration) with point `index`'s
+  // values and run.mode for the sweep's modes. Throws InputError naming the
+  // knob's flag for a value the key refuses.
   Settings point_settings(const Settings& base, std::size_t index) const;
-  // {"vary": [{"knob": "cores", "values": [1, 2]}, ...], "modes": [...]}
+  // {"vary": [{"knob": "cores", "values": [1, 2]}, ...], "modes": [...]}; a
+  // configuration axis's entry also holds "settings": its documents.
   nlohmann::ordered_json to_json() const;
 };
 
@@ -107,8 +119,8 @@ std::vector<SweepPointResult> run_sweep(const Sweep& sweep, const Settings& base
 // requests, only on settings such as the percentiles asked for).
 std::vector<std::string> summary_keys(const Settings& settings);
 
-// The figure columns of sweep.csv: the summary keys (over the base settings
-// with each axis value in turn), then their `_ci95` half-widths when some point
+// The figure columns of sweep.csv: the summary keys (of the first point, then
+// of it with each axis value in turn), then their `_ci95` half-widths when some point
 // replicates the synthetic mode. Fixed by the definition alone, so every shard
 // writes the same header.
 std::vector<std::string> sweep_figure_keys(const Sweep& sweep, const Settings& base);

@@ -512,3 +512,95 @@ TEST(ClosedLoop, ClientsAreTheRecordedMeanInFlight) {
 
 }  // namespace
 }  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// The figure `key` of the sweep.csv row whose first columns are `prefix`.
+std::string sweep_figure(const std::string& csv, const std::string& prefix,
+                         const std::string& key) {
+  const std::vector<std::string> header = test::fields_of(csv.substr(0, csv.find('\n')));
+  const std::size_t column =
+      static_cast<std::size_t>(std::find(header.begin(), header.end(), key) - header.begin());
+  for (const std::string& line : test::lines_of(csv)) {
+    if (line.rfind(prefix, 0) == 0) return test::fields_of(line).at(column);
+  }
+  return "no row " + prefix;
+}
+
+// --vary preset=A,B and --vary settings=a.json,b.json: each value a whole
+// configuration under the command line's flags, a curve each in
+// frontier.csv; each point the run that configuration gives alone; the
+// sweep's settings.json reruns it without the files.
+TEST_F(ClosedLoopSweep, VariesPresetsAndSettingsFilesAsCurves) {
+  const std::vector<std::string> sweep = {"sweep", "--server", "batching", "--plots", "none"};
+  const std::vector<std::string> load = {"--vary",
+                                         "max-concurrency=1,4",
+                                         "--dataset-name",
+                                         "random",
+                                         "--num-prompts",
+                                         "30",
+                                         "--random-output-len",
+                                         "16"};
+  std::vector<std::string> presets = {"--vary", "preset=h100-llama-3.1-8b,h200-llama-3.1-8b"};
+  presets.insert(presets.end(), load.begin(), load.end());
+  const test::CliResult r = run_on_trace(sweep, "presets", presets);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string frontier = test::read_file(dir_ / "presets" / "frontier.csv");
+  EXPECT_EQ(std::count(frontier.begin(), frontier.end(), '\n'), 5);
+  EXPECT_THAT(frontier, HasSubstr("\npreset=h200-llama-3.1-8b,4,"));
+  const std::string csv = test::read_file(dir_ / "presets" / "sweep.csv");
+
+  // The H200 point at N = 4 is the run of that preset alone.
+  const test::CliResult alone = run_on_trace(
+      {"run", "--server", "batching", "--plots", "none", "--preset", "h200-llama-3.1-8b",
+       "--max-concurrency", "4"},
+      "alone", {"--dataset-name", "random", "--num-prompts", "30", "--random-output-len", "16"});
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  const nlohmann::json summary =
+      nlohmann::json::parse(test::read_file(dir_ / "alone" / "summary.json"));
+  for (const char* key : {"ttft_mean_s", "tpot_mean_s", "output_throughput_tps"}) {
+    EXPECT_DOUBLE_EQ(std::stod(sweep_figure(csv, "recorded,h200-llama-3.1-8b,4,", key)),
+                     summary.at(key).get<double>())
+        << key;
+  }
+  EXPECT_NE(sweep_figure(csv, "recorded,h200-llama-3.1-8b,4,", "ttft_mean_s"),
+            sweep_figure(csv, "recorded,h100-llama-3.1-8b,4,", "ttft_mean_s"));
+
+  // Rerun from the sweep's own settings.json: the same rows.
+  const test::CliResult again =
+      test::run_cli({"sweep", "--settings", (dir_ / "presets" / "settings.json").string(),
+                     "--output", (dir_ / "again").string()});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(test::read_file(dir_ / "again" / "sweep.csv"), csv);
+
+  // Settings files: a curve each, named by the file.
+  test::write_file(dir_ / "one.json", R"({"batching": {"replicas": 1}})");
+  test::write_file(dir_ / "two.json", R"({"batching": {"replicas": 2}})");
+  std::vector<std::string> files = {
+      "--vary", "settings=" + (dir_ / "one.json").string() + "," + (dir_ / "two.json").string()};
+  files.insert(files.end(), load.begin(), load.end());
+  const test::CliResult f = run_on_trace(sweep, "files", files);
+  ASSERT_EQ(f.status, 0) << f.err;
+  const std::string curves = test::read_file(dir_ / "files" / "frontier.csv");
+  EXPECT_THAT(curves, HasSubstr("\nsettings=one,4,"));
+  EXPECT_THAT(curves, HasSubstr("\nsettings=two,4,"));
+
+  // Refused, naming the flag, before any folder.
+  std::vector<std::string> twice = presets;
+  twice.insert(twice.end(), {"--preset", "h100-llama-3.1-8b"});
+  EXPECT_THAT(test::one_error_line(run_on_trace(sweep, "twice", twice)),
+              HasSubstr("--preset: also varied by --vary preset"));
+  std::vector<std::string> unknown = {"--vary", "preset=h100-llama-3.1-8b,no-such-preset"};
+  EXPECT_THAT(test::one_error_line(run_on_trace(sweep, "unknown", unknown)),
+              HasSubstr("--vary preset: no preset 'no-such-preset'"));
+  std::vector<std::string> both = presets;
+  both.insert(both.end(), {"--vary", "settings=" + (dir_ / "one.json").string()});
+  EXPECT_THAT(test::one_error_line(run_on_trace(sweep, "both", both)),
+              HasSubstr("both give whole configurations"));
+  for (const char* folder : {"twice", "unknown", "both"})
+    EXPECT_FALSE(std::filesystem::exists(dir_ / folder)) << folder;
+}
+
+}  // namespace
+}  // namespace infersim
