@@ -94,7 +94,8 @@ std::optional<std::string> mode_from_flags(const po::variables_map& vm) {
 
 // What a closed loop sends (MODEL.md section 4b).
 std::string closed_loop_line(const Settings& s, const GeneratedRequests& generated) {
-  std::string line = "Closed loop: " + std::to_string(generated.tasks.size()) + " requests ";
+  std::string line = std::string(s.max_concurrency ? "Closed loop: " : "Benchmark client: ") +
+                     std::to_string(generated.tasks.size()) + " requests ";
   if (s.dataset == "random") {
     const LengthRange in = length_range(s.random_input_len, s.random_range_ratio);
     const LengthRange out = length_range(s.random_output_len, s.random_range_ratio);
@@ -104,11 +105,13 @@ std::string closed_loop_line(const Settings& s, const GeneratedRequests& generat
   } else {
     line += "of the trace in its order, its instants ignored";
   }
-  line += ", at most " + std::to_string(*s.max_concurrency) + " in flight";
+  line += s.max_concurrency ? ", at most " + std::to_string(*s.max_concurrency) + " in flight"
+                            : ", no cap (a client a request)";
   if (s.num_warmups > 0) {
     line += ", after " + std::to_string(s.num_warmups) + " warm-ups (copies of the first)";
   }
-  line += s.request_rate ? ", paced at " + shortest(*s.request_rate) + " requests/s" : ", unpaced";
+  line += s.request_rate ? ", paced at " + shortest(*s.request_rate) + " requests/s"
+                         : (s.max_concurrency ? ", unpaced" : ", all sent at once");
   return line + ".";
 }
 
@@ -117,8 +120,8 @@ class ConsoleProgress : public ScenarioProgress {
  public:
   ConsoleProgress(std::ostream& out, const Settings& settings) : out_(out), settings_(settings) {}
   void replaying(const GeneratedRequests& generated) override {
-    out_ << (settings_.max_concurrency ? closed_loop_line(settings_, generated)
-                                       : replay_line(generated))
+    out_ << (settings_.client_loop() ? closed_loop_line(settings_, generated)
+                                     : replay_line(generated))
          << '\n'
          << std::flush;
   }
@@ -205,20 +208,21 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   refuse_other_kinds_knobs(vm, settings, given.files, {});
   // A closed loop is one mode (MODEL.md section 4b): the recorded mode's
   // requests, sent by its clients.
-  if (settings.max_concurrency && settings.mode != "recorded") {
+  if (settings.client_loop() && settings.mode != "recorded") {
     if (mode_from_flags(vm) || given.files.count("run.mode")) {
-      throw InputError("", 0, "--max-concurrency",
-                       "a closed loop runs one mode, its requests sent by its clients; the " +
+      throw InputError("", 0, key_and_flag(settings.client_key()),
+                       "a benchmark's client (a closed loop, or paced with no cap) runs one "
+                       "mode, its requests sent by its clients; the " +
                            settings.mode +
                            " mode draws its own instants: leave the mode out or "
                            "give --recorded");
     }
     settings.mode = "recorded";
   }
-  if (settings.max_concurrency && vm.count("measured")) {
-    throw InputError("", 0, "--max-concurrency",
-                     "a measured run is replayed at the engine's own instants; a closed loop "
-                     "sends its own: leave one out");
+  if (settings.client_loop() && vm.count("measured")) {
+    throw InputError("", 0, key_and_flag(settings.client_key()),
+                     "a measured run is replayed at the engine's own instants; a benchmark's "
+                     "client sends its own: leave one out");
   }
   validate_settings(settings, "");
   find_trace(settings);

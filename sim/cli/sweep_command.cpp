@@ -256,17 +256,18 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
   if (vm.count("modes")) sweep.modes = parse_modes(text_of(vm, "modes"));
   // A closed loop runs the recorded mode alone (MODEL.md section 4b): the
   // base's, an axis's or a configuration's.
-  bool closed = base.max_concurrency.has_value();
+  bool closed = base.client_loop();
   for (const SweepAxis& axis : sweep.axes) {
-    closed = closed || axis.key == "client.max_concurrency";
+    closed = closed || axis.key.starts_with("client.");
     for (const Settings& c : axis.configurations)
-      closed = closed || c.max_concurrency.has_value();
+      closed = closed || c.client_loop();
   }
   if (closed && !vm.count("modes")) sweep.modes = {"recorded"};
   if (closed && sweep.modes != std::vector<std::string>{"recorded"}) {
     throw InputError("", 0, "--max-concurrency",
-                     "a closed loop runs the recorded mode alone (MODEL.md section 4b): the "
-                     "synthetic and retimed modes draw their own instants; give --modes recorded");
+                     "a closed loop runs the recorded mode alone (MODEL.md section 4b), as does "
+                     "any benchmark's client: the synthetic and retimed modes draw their own "
+                     "instants; give --modes recorded");
   }
   std::vector<std::string> varied;
   for (const SweepAxis& axis : sweep.axes) {

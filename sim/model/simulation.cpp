@@ -55,8 +55,12 @@ void Simulation::run() {
   paced_ = ~std::uint64_t{0};
   measured_from_ = SimTime::zero();
   free_clients_.clear();
-  for (std::uint32_t c = 0; c < loop_.max_concurrency; ++c)
-    free_clients_.push_back(c);
+  clients_ = closed() ? loop_.clients(requests_->size()) : 0;
+  if (clients_ > fleet_.size()) {
+    throw std::logic_error("Simulation: a closed loop needs a device a client");
+  }
+  for (std::uint64_t c = 0; c < clients_; ++c)
+    free_clients_.push_back(static_cast<std::uint32_t>(c));
   server_.attach(*this);
   if (closed()) {
     if (total() > 0) engine_.schedule_at(SimTime::zero(), Phase::kArrival, kIssue, 0);
@@ -87,7 +91,7 @@ void Simulation::run() {
 // not before every warm-up's response is in, nor before its pacing instant.
 void Simulation::issue_ready() {
   const SimTime now = engine_.now();
-  while (issued_ < total() && in_flight_ < loop_.max_concurrency) {
+  while (issued_ < total() && in_flight_ < clients_) {
     const std::uint64_t id = issued_;
     if (id >= loop_.warmups) {
       if (warmups_back_ < loop_.warmups) return;

@@ -28,6 +28,15 @@ namespace infersim {
 struct ClosedLoop {
   std::uint32_t max_concurrency = 0;
   std::uint64_t warmups = 0;
+  // No cap (vLLM bench's --request-rate without --max-concurrency): every
+  // request a client of its own, sent at its pacing instant.
+  bool uncapped = false;
+
+  bool on() const { return max_concurrency > 0 || uncapped; }
+  // The clients for `requests` measured requests (and the warm-ups).
+  std::uint64_t clients(std::uint64_t requests) const {
+    return uncapped ? requests + warmups : max_concurrency;
+  }
 };
 
 class Simulation : private ServerContext {
@@ -74,7 +83,7 @@ class Simulation : private ServerContext {
     return (*requests_)[id < loop_.warmups ? 0 : id - loop_.warmups];
   }
   std::uint64_t total() const { return requests_->size() + loop_.warmups; }
-  bool closed() const { return loop_.max_concurrency > 0; }
+  bool closed() const { return loop_.on(); }
   // The outcomes complete from the oldest undelivered one on, to the observers.
   void deliver();
 
@@ -130,6 +139,7 @@ class Simulation : private ServerContext {
   // warm-ups whose response is in, the clients free (in the order they
   // freed), the next pacing event's request, and the measured start.
   std::uint64_t in_flight_ = 0;
+  std::uint64_t clients_ = 0;
   std::uint64_t warmups_back_ = 0;
   std::deque<std::uint32_t> free_clients_;
   std::uint64_t paced_ = ~std::uint64_t{0};

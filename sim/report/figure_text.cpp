@@ -49,6 +49,10 @@ std::string mode_title(const ModeResult& r) {
   if (r.max_concurrency > 0) {
     return "Closed loop, " + std::to_string(r.max_concurrency) + " in flight";
   }
+  if (r.client) {
+    return r.request_rate ? "Paced at " + shortest(*r.request_rate) + " req/s, no cap"
+                          : "All at once, no cap";
+  }
   if (r.mode == "recorded") return "Recorded trace";
   const std::string arrivals = r.arrivals.empty() ? std::string("poisson") : r.arrivals;
   if (r.mode == "retimed") return "Recorded requests at " + arrivals + " instants";

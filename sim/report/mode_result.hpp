@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,11 @@ struct ModeResult {
   // bands the plots draw around the first seed's curves).
   std::vector<TimeSeries> replication_series;
   std::vector<LatencyCdf> replication_cdfs;
-  // A closed loop's cap on requests in flight (MODEL.md section 4b); 0: open.
+  // A benchmark's client sent the requests (MODEL.md section 4b): its cap on
+  // requests in flight (0: none) and its pace (none: all at once).
+  bool client = false;
   std::uint32_t max_concurrency = 0;
+  std::optional<double> request_rate;
 };
 
 }  // namespace infersim

@@ -290,11 +290,12 @@ void ServingMetrics::append_to(Summary& summary) {
   add("output_throughput_tps", per_s(output_tokens_));
   add("total_token_throughput_tps", per_s(input_tokens_ + output_tokens_));
   add("max_concurrent_requests", static_cast<double>(peak_in_flight_), true);
-  if (knobs_.max_concurrency > 0) {
-    // What a closed-loop benchmark reports beside vLLM's block: its cap, the
-    // mean in flight by Little's law (the requests' E2E summed over the
-    // duration), a user's token rate (1 / mean TPOT) and a GPU's.
-    add("max_concurrency", static_cast<double>(knobs_.max_concurrency), true);
+  if (knobs_.client) {
+    // What a benchmark reports beside vLLM's block: its cap (when it has
+    // one), the mean in flight by Little's law (the requests' E2E summed over
+    // the duration), a user's token rate (1 / mean TPOT) and a GPU's.
+    if (knobs_.max_concurrency > 0)
+      add("max_concurrency", static_cast<double>(knobs_.max_concurrency), true);
     const std::optional<double> e2el = samples_.mean_s(LatencySamples::kE2el);
     add("mean_in_flight", e2el ? per_s(*e2el * static_cast<double>(n_)) : std::nullopt);
     add("output_throughput_per_user_tps",

@@ -33,8 +33,10 @@ struct ServingMetricsKnobs {
   // rounded in integers), and the inter-token latencies the server reports
   // (itl_* figures). Else MODEL.md's edge server: (E2E - TTFT) / (g - 1), no ITL.
   bool server_token_instants = false;
-  // A closed loop's cap (MODEL.md section 4b; 0: open loop) and the GPUs
-  // that served (0: not GPUs): the benchmark's figures of a closed loop.
+  // A benchmark's client sent the requests (MODEL.md section 4b), its cap
+  // (0: none), and the GPUs that served (0: not GPUs): the benchmark's
+  // figures of such a run.
+  bool client = false;
   std::uint32_t max_concurrency = 0;
   double gpus = 0;
 };

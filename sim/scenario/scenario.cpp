@@ -78,7 +78,14 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
 
   // A closed loop's clients are its devices (MODEL.md section 4b).
   const ClosedLoop loop = settings.closed_loop();
-  DeviceFleet fleet(loop.max_concurrency > 0 ? loop.max_concurrency : settings.devices);
+  const std::uint64_t clients = loop.clients(result.tasks.size());
+  if (clients > std::numeric_limits<std::uint32_t>::max()) {
+    throw InputError("", 0, key_and_flag(settings.client_key()),
+                     "a client a request: more requests than " +
+                         std::to_string(std::numeric_limits<std::uint32_t>::max()) +
+                         "; give client.max_concurrency (--max-concurrency N)");
+  }
+  DeviceFleet fleet(loop.on() ? static_cast<std::uint32_t>(clients) : settings.devices);
   const NetworkPath network(settings.hops);
   const ServerChoice choice = server_choice(settings);
   const std::unique_ptr<ServerModel> server = make_server(choice, result.tasks.block_id_tokens());
@@ -89,6 +96,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   ServingMetricsKnobs serving_knobs = settings.serving_knobs();
   serving_knobs.server_token_instants = steps;
   serving_knobs.max_concurrency = loop.max_concurrency;
+  serving_knobs.client = loop.on();
   // A batching server's GPUs: a replica each, or its fleet's classes' GPUs
   // at their count at 0 (an autoscaled class's count varies: at 0).
   if (steps) {
@@ -122,11 +130,13 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   simulation.run();
 
   result.events = simulation.events_executed();
-  if (loop.max_concurrency > 0) {
-    // A closed loop runs until its last response.
+  if (loop.on()) {
+    // A benchmark's client runs until its last response.
     run_length = collector.end(SimTime::zero());
     result.run_length = run_length;
     result.max_concurrency = loop.max_concurrency;
+    result.client = true;
+    result.request_rate = settings.request_rate;
   }
   const ServerUsage usage = server->usage(collector.end(run_length));
   result.rejection_limit = usage.rejection_limit;
@@ -207,9 +217,10 @@ std::pair<Summary, Summary> summarize_replications(const std::vector<Summary>& r
 
 ModeResult run_synthetic(const Settings& settings, const Trace& trace, bool keep_requests,
                          unsigned threads, const std::string& mode) {
-  if (settings.max_concurrency) {
-    throw InputError("", 0, "--max-concurrency",
-                     "a closed loop runs the recorded mode alone (MODEL.md section 4b): the " +
+  if (settings.client_loop()) {
+    throw InputError("", 0, key_and_flag(settings.client_key()),
+                     "a benchmark's client runs the recorded mode alone (MODEL.md section 4b): "
+                     "the " +
                          mode + " mode draws its own instants; give --modes recorded");
   }
   const std::uint32_t runs = settings.replications;
@@ -300,7 +311,7 @@ GeneratedRequests closed_loop_requests(const Settings& settings, GeneratedReques
 // The recorded mode on its tasks, said first on `progress`.
 ModeResult replay(const Settings& settings, GeneratedRequests generated, bool keep_requests,
                   unsigned threads, ScenarioProgress* progress) {
-  if (settings.max_concurrency) generated = closed_loop_requests(settings, std::move(generated));
+  if (settings.client_loop()) generated = closed_loop_requests(settings, std::move(generated));
   if (progress) progress->replaying(generated);
   return simulate(settings, "recorded", std::move(generated.tasks), generated.run_length,
                   generated.dropped, keep_requests, threads > 1);

@@ -603,17 +603,18 @@ Table make_table() {
             return s.request_rate ? nlohmann::ordered_json(*s.request_rate)
                                   : nlohmann::ordered_json("inf");
           })
-          .help("closed loop: requests also paced at R a second, gamma intervals of shape "
-                "--burstiness as vLLM bench paces them, each sent at its instant or when a "
-                "client frees, whichever is later")
+          .help("a benchmark's client: requests paced at R a second, gamma intervals of shape "
+                "--burstiness as vLLM bench paces them; each sent at its instant or, with "
+                "--max-concurrency, when a client frees if that is later; without it, no cap")
           .by_default("inf"),
       count_knob("client.num_warmups", &Settings::num_warmups, 0, 1'000'000)
-          .help("closed loop: copies of the first request run before the others under the same "
-                "cap, counted in no figure"),
+          .help("a benchmark's client: copies of the first request run before the others under "
+                "the same cap, counted in no figure"),
       choice_key("client.dataset", &Settings::dataset, {"trace", "random"})
           .flag("dataset-name")
-          .help("closed loop: the trace's requests in order (their sizes and block ids) or "
-                "vLLM's random dataset"),
+          .help("a benchmark's client: the trace's requests in order (their sizes and block "
+                "ids) or vLLM's random dataset (sent all at once without --max-concurrency or "
+                "--request-rate)"),
       count_knob("client.random_input_len", &Settings::random_input_len, 1, 100'000'000)
           .help("random dataset: prompt length I, uniform in [I(1-R), I(1+R)]"),
       count_knob("client.random_output_len", &Settings::random_output_len, 1, 100'000'000)
@@ -724,7 +725,17 @@ RandomDataset Settings::random_dataset() const {
 }
 
 ClosedLoop Settings::closed_loop() const {
-  return {max_concurrency.value_or(0), max_concurrency ? num_warmups : 0};
+  const bool client = client_loop();
+  return {max_concurrency.value_or(0), client ? num_warmups : 0, client && !max_concurrency};
+}
+
+bool Settings::client_loop() const {
+  return max_concurrency.has_value() || request_rate.has_value() || dataset == "random";
+}
+
+std::string Settings::client_key() const {
+  if (max_concurrency) return "client.max_concurrency";
+  return request_rate ? "client.request_rate" : "client.dataset";
 }
 
 TraceSource Settings::trace_source() const {
@@ -941,15 +952,14 @@ std::vector<std::string> settings_file_keys(const std::string& path) {
   return keys;
 }
 
-namespace {
-
-// A key and the flag that sets it, for a message.
 std::string key_and_flag(const std::string& key) {
   for (const Row& row : table()) {
     if (row.key == key && !row.no_flag) return key + " (--" + row.flag_or_key() + ")";
   }
   return key;
 }
+
+namespace {
 
 // MODEL.md section 4b: what a closed loop takes and what it ignores.
 void check_closed_loop(const Settings& s, const std::string& source) {
@@ -961,30 +971,27 @@ void check_closed_loop(const Settings& s, const std::string& source) {
   if (s.random_range_ratio != d.random_range_ratio)
     random_only.push_back("client.random_range_ratio");
   if (s.num_prompts != d.num_prompts) random_only.push_back("client.num_prompts");
-  if (s.compare_closed_loop && (s.max_concurrency || s.mode != "compare")) {
+  if (s.compare_closed_loop && (s.client_loop() || s.mode != "compare")) {
     bad(source, key_and_flag("client.compare_closed_loop"),
-        s.max_concurrency ? "sets a closed loop beside an open one: leave out "
-                            "client.max_concurrency (--max-concurrency)"
-                          : "sets a closed loop beside a compare run's recorded hour: run the "
-                            "compare mode (--compare)");
-  }
-  if (!s.max_concurrency) {
-    std::vector<std::string> closed_only = random_only;
-    if (s.request_rate) closed_only.push_back("client.request_rate");
-    if (s.num_warmups != 0) closed_only.push_back("client.num_warmups");
-    if (random) closed_only.push_back("client.dataset");
-    if (!closed_only.empty()) {
-      bad(source, key_and_flag(closed_only.front()),
-          "applies to a closed loop only: give client.max_concurrency (--max-concurrency N); an "
-          "open loop replays the trace's instants or draws them at its rate");
-    }
-    return;
+        s.client_loop()
+            ? "sets a closed loop beside an open one: leave out " + key_and_flag(s.client_key())
+            : "sets a closed loop beside a compare run's recorded hour: run the "
+              "compare mode (--compare)");
   }
   if (!random && !random_only.empty()) {
     bad(source, key_and_flag(random_only.front()),
         "applies to the random dataset only: give client.dataset random (--dataset-name random)");
   }
-  // The instants are the loop's own: what reshapes the trace's would do nothing.
+  if (!s.client_loop()) {
+    if (s.num_warmups != 0) {
+      bad(source, key_and_flag("client.num_warmups"),
+          "applies to a benchmark's client only: give client.max_concurrency "
+          "(--max-concurrency N) or client.request_rate (--request-rate R); an open loop "
+          "replays the trace's instants or draws them at its rate");
+    }
+    return;
+  }
+  // The instants are the client's own: what reshapes the trace's would do nothing.
   const std::vector<std::pair<std::string, bool>> reshaping = {
       {"run.time_scale", s.time_scale != 1},
       {"run.time_resolution_s", s.time_resolution_s != 0},
@@ -994,8 +1001,9 @@ void check_closed_loop(const Settings& s, const std::string& source) {
   for (const auto& [key, set] : reshaping) {
     if (set) {
       bad(source, key_and_flag(key),
-          "contradicts client.max_concurrency: a closed loop sends each request when a client "
-          "frees (its instants are ignored) and runs until the last response; leave it out");
+          "contradicts " + key_and_flag(s.client_key()) +
+              ": a benchmark's client sends each request at its own instant (the trace's are "
+              "ignored) and runs until the last response; leave it out");
     }
   }
   if (random) {
@@ -1014,7 +1022,8 @@ void check_closed_loop(const Settings& s, const std::string& source) {
   }
   if (s.burstiness != 1 && !s.request_rate) {
     bad(source, key_and_flag("synthetic.burstiness"),
-        "a closed loop paces its requests only at a client.request_rate (--request-rate R)");
+        "a benchmark's client paces its requests only at a client.request_rate (--request-rate "
+        "R)");
   }
 }
 
@@ -1026,7 +1035,7 @@ void validate_settings(const Settings& s, const std::string& source) {
         "must not be before run.start_offset_s (" + json(*s.start_offset_s).dump() + ")");
   }
   check_closed_loop(s, source);
-  if (s.synthetic_arrivals == "poisson" && s.burstiness != 1 && !s.max_concurrency) {
+  if (s.synthetic_arrivals == "poisson" && s.burstiness != 1 && !s.client_loop()) {
     bad(source, "synthetic.burstiness",
         "applies to gamma arrivals only; set synthetic.arrivals to gamma (--arrivals gamma)");
   }

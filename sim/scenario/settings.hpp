@@ -120,8 +120,10 @@ struct Settings {
   std::string synthetic_arrivals = "poisson";  // poisson | gamma
   double burstiness = 1;
   std::uint32_t replications = 1;
-  // client: closed-loop load as `vllm bench serve` offers it (MODEL.md
-  // section 4b); none of it without max_concurrency (none: open loop)
+  // client: load as `vllm bench serve` offers it (MODEL.md section 4b): a
+  // closed loop of max_concurrency clients, or with none (none: no cap) a
+  // client a request, when a request_rate or the random dataset is given;
+  // with none of the three, the open loop of the trace's instants
   std::optional<std::uint32_t> max_concurrency;
   std::optional<double> request_rate;  // requests a second paced; none: inf
   std::uint64_t num_warmups = 0;
@@ -149,8 +151,17 @@ struct Settings {
   ServingMetricsKnobs serving_knobs() const;
   TraceSource trace_source() const;
   RandomDataset random_dataset() const;
-  ClosedLoop closed_loop() const;  // max_concurrency 0: open loop
+  ClosedLoop closed_loop() const;  // off: open loop
+  // The benchmark's client sends the requests (MODEL.md section 4b): a cap,
+  // a rate or the random dataset given.
+  bool client_loop() const;
+  // The key that makes it one (the cap first).
+  std::string client_key() const;
 };
+
+// A key and the flag that sets it, for a message: "client.max_concurrency
+// (--max-concurrency)"; the key alone when no flag sets it.
+std::string key_and_flag(const std::string& key);
 
 // Every knob a row (core/knob.hpp), its key "section.key", in file order: the
 // settings' own and each server section's (model/batching_knobs).

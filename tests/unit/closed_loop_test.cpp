@@ -78,7 +78,7 @@ struct LoopRun {
 
 void run_closed_loop(LoopRun& run, ClosedLoop loop,
                      const BatchingKnobs& knobs = constant_step_knobs()) {
-  DeviceFleet fleet(loop.max_concurrency);
+  DeviceFleet fleet(static_cast<std::uint32_t>(loop.clients(run.requests.size())));
   const NetworkPath network({});
   BatchingServer server(knobs);
   Simulation simulation(run.requests, fleet, network, server, loop);
@@ -236,6 +236,37 @@ TEST(ClosedLoop, PacedAndCappedGoesAtTheLaterOfTheTwo) {
   EXPECT_LE(most_loop_in_flight(run.seen), n);
 }
 
+// Paced with no cap (vLLM bench's --request-rate alone): every request goes
+// at its pacing instant, after the warm-ups, all of which go at 0.
+TEST(ClosedLoop, PacedWithNoCapGoesAtEveryPacingInstant) {
+  LoopRun run;
+  pcg32 rng(12);
+  for (int k = 0; k < 300; ++k)
+    run.requests.add(SimTime::zero(), 1 + rng(500), 1 + rng(60));
+  pace_requests(run.requests, 5.0, 1, 5);
+  std::vector<SimTime> paced;
+  for (std::size_t k = 0; k < run.requests.size(); ++k)
+    paced.push_back(run.requests.arrival(k));
+  BatchingKnobs knobs = constant_step_knobs();
+  knobs.step_base_s = 0.02;
+  knobs.step_decode_token_s = 1e-3;
+  ClosedLoop loop;
+  loop.warmups = 3;
+  loop.uncapped = true;
+  run_closed_loop(run, loop, knobs);
+  // The warm-ups, a client each, are sent at 0 together: one prefill step of
+  // the 3 copies, then decode steps of them all; the measured start is their
+  // common response.
+  ASSERT_EQ(run.seen.ids.size(), paced.size());
+  ASSERT_FALSE(run.steps.starts.empty());
+  const std::int64_t t0 = run.seen.arrival.front().count_ns() - paced.front().count_ns();
+  EXPECT_GT(t0, 0);
+  for (std::size_t k = 0; k < paced.size(); ++k)
+    EXPECT_EQ(run.seen.arrival[k].count_ns(), t0 + paced[k].count_ns()) << k;
+  // More in flight than a cap of 4 would allow: the pace alone decides.
+  EXPECT_GT(most_loop_in_flight(run.seen), 4u);
+}
+
 // Warm-ups run first, reported to no observer: the requests start when the
 // last warm-up's response is in, and no step before it is seen.
 TEST(ClosedLoop, WarmupsCountInNoFigure) {
@@ -357,13 +388,44 @@ TEST_F(ClosedLoopFlags, BadValuesAreRefusedNamingTheFlag) {
   EXPECT_THAT(refused({"--max-concurrency", "4", "--time-scale", "2"}),
               HasSubstr("run.time_scale (--time-scale): contradicts client.max_concurrency"));
   EXPECT_THAT(refused({"--num-prompts", "10"}),
-              HasSubstr("client.num_prompts (--num-prompts): applies to a closed loop only"));
+              HasSubstr("client.num_prompts (--num-prompts): applies to the random dataset only"));
+  EXPECT_THAT(refused({"--num-warmups", "2"}),
+              HasSubstr("client.num_warmups (--num-warmups): applies to a benchmark's client"));
   EXPECT_THAT(refused({"--max-concurrency", "4", "--num-prompts", "10"}),
               HasSubstr("applies to the random dataset only"));
   EXPECT_THAT(refused({"--max-concurrency", "4", "--synthetic"}),
-              HasSubstr("--max-concurrency: a closed loop runs one mode"));
+              HasSubstr("client.max_concurrency (--max-concurrency): a benchmark's client"));
+  EXPECT_THAT(refused({"--request-rate", "4", "--synthetic"}),
+              HasSubstr("client.request_rate (--request-rate): a benchmark's client"));
+  EXPECT_THAT(refused({"--request-rate", "4", "--time-scale", "2"}),
+              HasSubstr("run.time_scale (--time-scale): contradicts client.request_rate"));
   EXPECT_THAT(refused({"--max-concurrency", "4", "--request-rate", "fast"}),
               HasSubstr("--request-rate: expected requests a second or inf"));
+}
+
+// --request-rate without --max-concurrency, and the random dataset alone
+// (all at once): a benchmark's client with no cap; no max_concurrency
+// figure, the others there.
+TEST_F(ClosedLoopFlags, ARateWithNoCapIsABenchmarkWithNoCap) {
+  const std::vector<std::string> run = {"run", "--server", "batching", "--plots", "none"};
+  const test::CliResult paced = run_on_trace(
+      run, "paced", {"--request-rate", "20", "--dataset-name", "random", "--num-prompts", "40"});
+  ASSERT_EQ(paced.status, 0) << paced.err;
+  EXPECT_THAT(paced.out, HasSubstr("no cap (a client a request), paced at 20 requests/s"));
+  EXPECT_THAT(paced.out, HasSubstr("Paced at 20 req/s, no cap"));
+  const nlohmann::json s = nlohmann::json::parse(test::read_file(dir_ / "paced" / "summary.json"));
+  EXPECT_FALSE(s.contains("max_concurrency"));
+  EXPECT_EQ(s.at("requests").get<int>(), 40);
+  EXPECT_GT(s.at("mean_in_flight").get<double>(), 0);
+  // vLLM's pacing puts the last request at exactly n / R = 2 s.
+  EXPECT_GE(s.at("benchmark_duration_s").get<double>(), 2.0);
+
+  const test::CliResult burst =
+      run_on_trace(run, "burst", {"--dataset-name", "random", "--num-prompts", "30"});
+  ASSERT_EQ(burst.status, 0) << burst.err;
+  EXPECT_THAT(burst.out, HasSubstr("All at once, no cap"));
+  const nlohmann::json b = nlohmann::json::parse(test::read_file(dir_ / "burst" / "summary.json"));
+  EXPECT_EQ(b.at("max_concurrent_requests").get<int>(), 30);
 }
 
 TEST_F(ClosedLoopFlags, ARunWritesTheBenchmarksFigures) {
