@@ -86,6 +86,17 @@ std::string find_hardware_folder() {
   return fs::path(f.path).parent_path().string();
 }
 
+std::string find_kernels_folder() {
+  const DataFile f = find_data_file("settings/kernels/README.md");
+  if (!f.found) {
+    std::string looked;
+    for (const fs::path& p : f.looked)
+      looked += (looked.empty() ? "" : ", ") + p.string();
+    throw InputError("settings/kernels/README.md", 0, "", "not found (looked in " + looked + ")");
+  }
+  return fs::path(f.path).parent_path().string();
+}
+
 std::string find_preset_file(const std::string& name, const std::string& source,
                              const std::string& label) {
   const std::string path = "settings/presets/" + name + ".json";

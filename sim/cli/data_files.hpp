@@ -41,6 +41,9 @@ std::string find_preset_file(const std::string& name, const std::string& source 
 // The folder of the hardware catalog, settings/hardware/, found as
 // find_data_file says. Throws InputError naming the places looked in.
 std::string find_hardware_folder();
+// The folder of the measured kernel tables, settings/kernels/ (a folder a
+// GPU), likewise.
+std::string find_kernels_folder();
 
 // The settings' trace, found as find_data_file says. Throws InputError, naming
 // every place looked in and trace/fetch, when a trace of trace/ is nowhere.

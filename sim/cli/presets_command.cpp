@@ -1,5 +1,6 @@
 #include "cli/presets_command.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -8,8 +9,10 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "calibration/deployment_check.hpp"
 #include "calibration/hardware_model.hpp"
 #include "calibration/hardware_runs.hpp"
+#include "calibration/kernel_tables.hpp"
 #include "calibration/measured_report.hpp"
 #include "cli/command_options.hpp"
 #include "cli/data_files.hpp"
@@ -36,9 +39,16 @@ constexpr const char* kPresetsUsage =
     "       infersim presets validate --measured RUN [--measured RUN ...] [--gpu GPU]\n"
     "                            [--form roofline|sum] [--replay-turns on|off]\n"
     "                            [--figures-weight W] [-j N]\n"
+    "       infersim presets kernels [--gpu GPU]\n"
+    "       infersim presets deployments --deployments CSV [--gpu GPU] [--model MODEL]\n"
+    "                            [--write FILE] [-j N]\n"
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
     "factors are settings/hardware/efficiency.json's; predict --write writes the runs'\n"
-    "errors as held-out evidence (settings/hardware/held_out.json).\n";
+    "errors as held-out evidence (settings/hardware/held_out.json). kernels reads the\n"
+    "measured kernel tables of settings/kernels/ and tells how well they interpolate.\n"
+    "deployments predicts each measured deployment of a CSV as AIConfigurator's\n"
+    "silicon_sample_vllm.csv holds them (a closed loop of C clients at fixed lengths) on\n"
+    "the preset derived for it, and tells the error of its mean TTFT and TPOT.\n";
 
 std::string number(double v) {
   char text[32];
@@ -273,6 +283,92 @@ int validate(const po::variables_map& vm, std::ostream& out) {
   return 0;
 }
 
+// The kernel tables of each GPU (or --gpu's): their rows and how well they
+// interpolate, each measured point predicted with itself held out.
+int kernels(const po::variables_map& vm, std::ostream& out) {
+  const std::filesystem::path folder = find_kernels_folder();
+  std::vector<std::string> gpus;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "gemm.csv"))
+      gpus.push_back(entry.path().filename().string());
+  }
+  std::sort(gpus.begin(), gpus.end());
+  if (vm.count("gpu")) {
+    const std::string gpu = vm["gpu"].as<std::string>();
+    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
+      std::string names;
+      for (const std::string& g : gpus)
+        names += (names.empty() ? "" : ", ") + g;
+      throw InputError("", 0, "--gpu",
+                       "no kernel tables for '" + gpu + "' in " + folder.string() +
+                           "; there are tables for " + names);
+    }
+    gpus = {gpu};
+  }
+  out << "Kernel tables (" << folder.string()
+      << "): each measured point predicted linearly from its two neighbours on one axis, "
+         "itself held out (across twice the spacing the tables have), points under 5 us left "
+         "out; |error| in %.\n";
+  char line[160];
+  std::snprintf(line, sizeof(line), "%-13s %-21s %-20s %8s %8s %8s\n", "gpu", "table", "axis",
+                "points", "median", "p90");
+  out << line;
+  for (const std::string& gpu : gpus) {
+    const KernelTables tables = KernelTables::load((folder / gpu).string());
+    for (const HoldOutError& e : hold_out_errors(tables)) {
+      if (e.points == 0) continue;
+      std::snprintf(line, sizeof(line), "%-13s %-21s %-20s %8zu %8.2f %8.2f\n", gpu.c_str(),
+                    e.table.c_str(), e.axis.c_str(), e.points, e.median_pct, e.p90_pct);
+      out << line;
+    }
+  }
+  return 0;
+}
+
+// Each measured deployment the catalog covers, predicted under its own load.
+int deployments(const po::variables_map& vm, std::ostream& out) {
+  if (!vm.count("deployments")) {
+    throw InputError("", 0, "--deployments",
+                     "missing: the measured deployments' CSV (AIConfigurator's "
+                     "silicon_sample_vllm.csv)");
+  }
+  const HardwareCatalog catalog = load_hardware(find_hardware_folder());
+  std::vector<DeploymentRow> rows = read_deployments(vm["deployments"].as<std::string>());
+  const std::size_t read = rows.size();
+  DeploymentOptions options;
+  options.threads = threads_from(vm);
+  std::erase_if(rows, [&](const DeploymentRow& r) {
+    return (vm.count("gpu") && r.system.rfind(vm["gpu"].as<std::string>(), 0) != 0) ||
+           (vm.count("model") &&
+            r.model_path.find(vm["model"].as<std::string>()) == std::string::npos);
+  });
+  const DeploymentCheck check = check_deployments(rows, catalog, options);
+  out << "Deployments: " << read << " rows read, " << rows.size() << " asked for, "
+      << check.predicted.size()
+      << " predicted (a closed loop of each row's clients, vLLM's random dataset at its "
+         "lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a "
+         "row).\n";
+  char line[200];
+  std::snprintf(line, sizeof(line), "%-8s %-15s %-6s %-9s %5s  %-22s  %-22s\n", "gpu", "model",
+                "dtype", "kv", "rows", "TTFT |err| med/p90, bias", "TPOT |err| med/p90, bias");
+  out << line;
+  for (const DeploymentGroup& g : deployment_groups(check)) {
+    std::snprintf(line, sizeof(line),
+                  "%-8s %-15s %-6s %-9s %5zu  %5.1f %6.1f %+8.1f %%  %5.1f %6.1f %+8.1f %%\n",
+                  g.gpu.c_str(), g.model.c_str(), g.precision.c_str(),
+                  g.kv_bound ? "KV-bound" : "fits", g.rows, g.ttft_median, g.ttft_p90, g.ttft_bias,
+                  g.tpot_median, g.tpot_p90, g.tpot_bias);
+    out << line;
+  }
+  for (const auto& [why, count] : check.uncovered)
+    out << "  not predicted: " << count << (count == 1 ? " row, " : " rows, ") << why << '\n';
+  if (vm.count("write")) {
+    write_file_atomically(vm["write"].as<std::string>(), deployments_csv(check));
+    out << "Rows: " << vm["write"].as<std::string>() << '\n';
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
@@ -283,9 +379,11 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
     return args.empty() ? 2 : 0;
   }
   const std::string verb = args[0];
-  if (verb != "derive" && verb != "fit" && verb != "predict" && verb != "validate") {
-    throw InputError("", 0, "presets",
-                     "expected derive, fit, predict or validate, not '" + verb + "'");
+  if (verb != "derive" && verb != "fit" && verb != "predict" && verb != "validate" &&
+      verb != "kernels" && verb != "deployments") {
+    throw InputError(
+        "", 0, "presets",
+        "expected derive, fit, predict, validate, kernels or deployments, not '" + verb + "'");
   }
   po::options_description options("presets options");
   options.add_options()("help,h", "show this help")("gpu", po::value<std::string>(),
@@ -297,6 +395,7 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
       "max-num-batched-tokens", po::value<std::string>(), "derive: vLLM's (its default)")(
       "all", "derive: every GPU and model")("write", po::value<std::string>(),
                                             "the file (the folder with --all) to write")(
+      "deployments", po::value<std::string>(), "deployments: the measured deployments' CSV")(
       "measured", po::value<std::vector<std::string>>(),
       "fit, predict, validate: a measured run folder")(
       "form", po::value<std::string>(), "fit, validate: roofline or sum (efficiency.json's)")(
@@ -314,6 +413,8 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
     return 0;
   }
   if (verb == "derive") return derive(vm, out);
+  if (verb == "kernels") return kernels(vm, out);
+  if (verb == "deployments") return deployments(vm, out);
   if (verb == "fit") return fit(vm, args, out);
   if (verb == "predict") return predict(vm, args, out);
   return validate(vm, out);

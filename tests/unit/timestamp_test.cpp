@@ -27,7 +27,7 @@ std::int64_t ns_of(const std::string& text) {
 }
 
 // Parses text that must be rejected and returns the error.
-std::string error_of(const std::string& text) {
+std::string timestamp_error_of(const std::string& text) {
   const TimestampParse parsed = parse_datetime_ns(text);
   EXPECT_FALSE(parsed.error.empty()) << "'" << text << "' was accepted as " << parsed.ns;
   return parsed.error;
@@ -88,11 +88,12 @@ TEST(ParseDatetimeNs, ReadsZeroToNineFractionalDigitsAsDecimalFractions) {
 }
 
 TEST(ParseDatetimeNs, RejectsMoreThanNineFractionalDigits) {
-  EXPECT_THAT(error_of("2023-11-16 18:17:03.1234567891"), HasSubstr("more than 9 fractional"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03.1234567891"),
+              HasSubstr("more than 9 fractional"));
 }
 
 TEST(ParseDatetimeNs, RejectsDotWithoutDigits) {
-  EXPECT_THAT(error_of("2023-11-16 18:17:03."), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03."), HasSubstr("expected YYYY-MM-DD"));
 }
 
 TEST(ParseDatetimeNs, AcceptsTSeparatorLikeASpace) {
@@ -120,10 +121,10 @@ TEST(ParseDatetimeNs, OffsetCanMoveTheInstantToAnotherDay) {
 }
 
 TEST(ParseDatetimeNs, RejectsMalformedOffsets) {
-  EXPECT_THAT(error_of("2023-11-16 18:17:03+2:00"), HasSubstr("expected YYYY-MM-DD"));
-  EXPECT_THAT(error_of("2023-11-16 18:17:03+02-00"), HasSubstr("unreadable UTC offset"));
-  EXPECT_THAT(error_of("2023-11-16 18:17:03+24:00"), HasSubstr("unreadable UTC offset"));
-  EXPECT_THAT(error_of("2023-11-16 18:17:03Zulu"), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03+2:00"), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03+02-00"), HasSubstr("unreadable UTC offset"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03+24:00"), HasSubstr("unreadable UTC offset"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03Zulu"), HasSubstr("expected YYYY-MM-DD"));
 }
 
 TEST(ParseDatetimeNs, AcceptsLeapDayOfLeapYear) {
@@ -132,47 +133,49 @@ TEST(ParseDatetimeNs, AcceptsLeapDayOfLeapYear) {
 }
 
 TEST(ParseDatetimeNs, RejectsLeapDayOfCommonYear) {
-  const std::string error = error_of("2023-02-29 00:00:00");
+  const std::string error = timestamp_error_of("2023-02-29 00:00:00");
   EXPECT_THAT(error, HasSubstr("day 29 does not exist"));
   EXPECT_THAT(error, HasSubstr("2023-02"));
   // 1900 is divisible by 100 and not by 400: no February 29.
-  EXPECT_THAT(error_of("1900-02-29 00:00:00"), HasSubstr("day 29 does not exist"));
+  EXPECT_THAT(timestamp_error_of("1900-02-29 00:00:00"), HasSubstr("day 29 does not exist"));
 }
 
 TEST(ParseDatetimeNs, RejectsFebruaryThirtieth) {
-  EXPECT_THAT(error_of("2024-02-30 00:00:00"), HasSubstr("day 30 does not exist in 2024-02"));
+  EXPECT_THAT(timestamp_error_of("2024-02-30 00:00:00"),
+              HasSubstr("day 30 does not exist in 2024-02"));
 }
 
 TEST(ParseDatetimeNs, RejectsDaysBeyondTheMonth) {
-  EXPECT_THAT(error_of("2023-04-31 00:00:00"), HasSubstr("day 31 does not exist in 2023-04"));
-  EXPECT_THAT(error_of("2023-01-00 00:00:00"), HasSubstr("day 0 does not exist"));
+  EXPECT_THAT(timestamp_error_of("2023-04-31 00:00:00"),
+              HasSubstr("day 31 does not exist in 2023-04"));
+  EXPECT_THAT(timestamp_error_of("2023-01-00 00:00:00"), HasSubstr("day 0 does not exist"));
   EXPECT_EQ(ns_of("2023-12-31 23:59:59"), ns_of("2024-01-01 00:00:00") - kNsPerSecond);
 }
 
 TEST(ParseDatetimeNs, RejectsMonthThirteenAndMonthZero) {
-  EXPECT_THAT(error_of("2023-13-01 00:00:00"), HasSubstr("month 13 does not exist"));
-  EXPECT_THAT(error_of("2023-00-01 00:00:00"), HasSubstr("month 0 does not exist"));
+  EXPECT_THAT(timestamp_error_of("2023-13-01 00:00:00"), HasSubstr("month 13 does not exist"));
+  EXPECT_THAT(timestamp_error_of("2023-00-01 00:00:00"), HasSubstr("month 0 does not exist"));
 }
 
 TEST(ParseDatetimeNs, RejectsHourTwentyFour) {
-  EXPECT_THAT(error_of("2023-11-16 24:00:00"), HasSubstr("hour 24 does not exist"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 24:00:00"), HasSubstr("hour 24 does not exist"));
 }
 
 TEST(ParseDatetimeNs, RejectsMinuteSixtyAndSecondSixty) {
-  EXPECT_THAT(error_of("2023-11-16 12:60:00"), HasSubstr("minute 60 does not exist"));
-  EXPECT_THAT(error_of("2023-11-16 12:00:60"), HasSubstr("second 60 does not exist"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 12:60:00"), HasSubstr("minute 60 does not exist"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 12:00:60"), HasSubstr("second 60 does not exist"));
 }
 
 TEST(ParseDatetimeNs, RejectsTextThatIsNotATimestamp) {
-  const std::string error = error_of("yesterday");
+  const std::string error = timestamp_error_of("yesterday");
   EXPECT_THAT(error, HasSubstr("expected YYYY-MM-DD HH:MM:SS"));
   EXPECT_THAT(error, HasSubstr("'yesterday'"));
-  EXPECT_THAT(error_of(""), HasSubstr("expected YYYY-MM-DD"));
-  EXPECT_THAT(error_of("2023-11-16"), HasSubstr("expected YYYY-MM-DD"));
-  EXPECT_THAT(error_of("2023/11/16 18:17:03"), HasSubstr("expected YYYY-MM-DD"));
-  EXPECT_THAT(error_of("2023-11-16_18:17:03"), HasSubstr("expected YYYY-MM-DD"));
-  EXPECT_THAT(error_of("2023-11-16 18:17:3x"), HasSubstr("expected YYYY-MM-DD"));
-  EXPECT_THAT(error_of("2023-11-16 18:17:03.5 "), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of(""), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16"), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023/11/16 18:17:03"), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16_18:17:03"), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:3x"), HasSubstr("expected YYYY-MM-DD"));
+  EXPECT_THAT(timestamp_error_of("2023-11-16 18:17:03.5 "), HasSubstr("expected YYYY-MM-DD"));
 }
 
 TEST(ParseDatetimeNs, FailureLeavesNanosecondsAtZero) {
@@ -188,18 +191,19 @@ TEST(ParseDatetimeNs, DatesBefore1970AreNegative) {
 TEST(ParseDatetimeNs, ReadsTheLastRepresentableNanosecond) {
   // INT64_MAX ns is 2262-04-11 23:47:16.854775807 UTC.
   EXPECT_EQ(ns_of("2262-04-11 23:47:16.854775807"), std::numeric_limits<std::int64_t>::max());
-  EXPECT_THAT(error_of("2262-04-11 23:47:16.854775808"),
+  EXPECT_THAT(timestamp_error_of("2262-04-11 23:47:16.854775808"),
               HasSubstr("outside the int64 nanosecond range"));
 }
 
 TEST(ParseDatetimeNs, ReportsYear2263OutOfRange) {
-  const std::string error = error_of("2263-01-01 00:00:00");
+  const std::string error = timestamp_error_of("2263-01-01 00:00:00");
   EXPECT_THAT(error, HasSubstr("outside the int64 nanosecond range"));
   EXPECT_THAT(error, HasSubstr("2263-01-01 00:00:00"));
 }
 
 TEST(ParseDatetimeNs, ReportsYear1677BeforeTheRangeOutOfRange) {
-  EXPECT_THAT(error_of("1677-01-01 00:00:00"), HasSubstr("outside the int64 nanosecond range"));
+  EXPECT_THAT(timestamp_error_of("1677-01-01 00:00:00"),
+              HasSubstr("outside the int64 nanosecond range"));
   // 1677-09-21 00:12:44 UTC is -9223372036 s: representable.
   EXPECT_EQ(ns_of("1677-09-21 00:12:44"), -9'223'372'036 * kNsPerSecond);
 }
@@ -207,7 +211,7 @@ TEST(ParseDatetimeNs, ReportsYear1677BeforeTheRangeOutOfRange) {
 TEST(ParseDatetimeNs, ReadsTheFirstRepresentableNanosecond) {
   // INT64_MIN ns is 1677-09-21 00:12:43.145224192 UTC: representable, so accepted.
   EXPECT_EQ(ns_of("1677-09-21 00:12:43.145224192"), std::numeric_limits<std::int64_t>::min());
-  EXPECT_THAT(error_of("1677-09-21 00:12:43.145224191"),
+  EXPECT_THAT(timestamp_error_of("1677-09-21 00:12:43.145224191"),
               HasSubstr("outside the int64 nanosecond range"));
 }
 

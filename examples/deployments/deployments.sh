@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The measured vLLM deployments (trace/deployments/silicon_sample_vllm.csv,
+# fetched by trace/deployments/fetch: 1,345 deployments, each a closed loop
+# of C clients at fixed input and output lengths and its measured mean TTFT
+# and TPOT) predicted row by row on the preset derived for each row's GPU,
+# model and tensor parallelism, under the same load. Prints the error table
+# (a row a GPU, model and number format; the rows bound by KV capacity apart)
+# and why the other rows are not predicted, checks it against the figures
+# this model gives and exits 1 when one differs.
+#
+#   examples/deployments/deployments.sh [--infersim PATH] [--output DIR]
+set -euo pipefail
+export LC_ALL=C
+root=$(cd "$(dirname "$0")/../.." && pwd)
+infersim=$root/build/infersim
+output=$root/examples/deployments/output
+while [ $# -gt 0 ]; do
+  case $1 in
+    --infersim) infersim=$2; shift 2 ;;
+    --output) output=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "deployments.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$output"
+rows=$root/trace/deployments/silicon_sample_vllm.csv
+[ -f "$rows" ] || "$root/trace/deployments/fetch" > /dev/null
+
+"$infersim" presets deployments --deployments "$rows" --write "$output/deployments.csv" \
+  > "$output/deployments.txt"
+cat "$output/deployments.txt"
+
+fail=0
+expected=$(cat <<'TABLE'
+Deployments: 1345 rows read, 1345 asked for, 90 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a row).
+gpu      model           dtype  kv         rows  TTFT |err| med/p90, bias  TPOT |err| med/p90, bias
+h100     qwen3-32b       bf16   fits         86   35.1  135.9    +43.4 %    5.9   15.5     -0.4 %
+h100     qwen3-32b       bf16   KV-bound      4   16.1   40.2    -22.4 %    6.9   10.5     -0.6 %
+  not predicted: 623 rows, GPU b200_sxm: not in settings/hardware/gpus.json
+  not predicted: 132 rows, GPU b300_sxm: not in settings/hardware/gpus.json
+  not predicted: 17 rows, disaggregated (prefill and decode workers): not replayed yet
+  not predicted: 114 rows, model MiniMaxAI/MiniMax-M2.5: not in settings/hardware/models.json
+  not predicted: 51 rows, model Qwen/Qwen3-235B-A22B-FP8: not in settings/hardware/models.json
+  not predicted: 45 rows, model moonshotai/Kimi-K2.5: not in settings/hardware/models.json
+  not predicted: 144 rows, model openai/gpt-oss-120b: not in settings/hardware/models.json
+  not predicted: 129 rows, precision fp8: the datasheet presets are BF16
+TABLE
+)
+if [ "$(grep -v '^Rows:' "$output/deployments.txt")" != "$expected" ]; then
+  echo "the table differs from the figures this model gives:" >&2
+  diff <(echo "$expected") <(grep -v '^Rows:' "$output/deployments.txt") >&2 || true
+  fail=1
+fi
+# Every row: a prediction above 0, its error as the columns say.
+awk -F, 'NR == 1 { next }
+  { if ($11 <= 0 || $14 <= 0) { printf "%s: a prediction of 0\n", $1; bad = 1 }
+    e = 100 * ($11 - $10) / $10
+    if (e - $12 > 1e-6 || $12 - e > 1e-6) { printf "%s: TTFT error %s, worked out %g\n", $1, $12, e; bad = 1 } }
+  END { if (NR != 91) { printf "%d rows, not 90\n", NR - 1; bad = 1 }; exit bad }' \
+  "$output/deployments.csv" >&2 || fail=1
+exit $fail

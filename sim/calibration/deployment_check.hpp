@@ -1,0 +1,85 @@
+// Measured vLLM deployments predicted row by row: each row of
+// AIConfigurator's silicon_sample_vllm.csv (a deployment, a closed-loop load
+// of C clients at fixed input and output lengths, its measured mean TTFT and
+// TPOT) run on the replica derived for its GPU, model and tensor
+// parallelism under the same load (MODEL.md section 4b). The rows are a
+// check, never a fit: nothing is fitted on them here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibration/hardware_model.hpp"
+
+namespace infersim {
+
+struct DeploymentRow {
+  std::uint64_t line = 0;  // in the file, for messages
+  std::string id;
+  std::string system;      // "h100_sxm"
+  std::string model_path;  // "Qwen/Qwen3-32B"
+  std::string precision;   // "" (BF16), "fp8", "fp4", ...
+  std::string mode;        // "agg" or "disagg"
+  std::string version;     // the engine's ("0.12.0")
+  std::int64_t isl = 0, osl = 0, concurrency = 0;
+  std::int64_t tp = 0, pp = 0, attention_dp = 0;
+  double ttft_ms = 0, tpot_ms = 0;
+};
+
+// The rows of `path`, every field checked: a missing column, a malformed
+// number or an aggregated row whose concurrency neither
+// `silicon_data_source`'s silicon_concurrency=C nor `batch_size` gives is an
+// InputError naming the file, line and column. Empty pp and attention DP
+// sizes are 1.
+std::vector<DeploymentRow> read_deployments(const std::string& path);
+
+struct DeploymentPrediction {
+  const DeploymentRow* row = nullptr;
+  std::string gpu, model;  // the catalog's names
+  double ttft_ms = 0, tpot_ms = 0;
+  std::int64_t kv_blocks = 0;
+  // C requests of isl + osl tokens need more KV than the replica holds: the
+  // engine queues or preempts, and the figures measure its capacity.
+  bool kv_bound = false;
+};
+
+struct DeploymentCheck {
+  std::vector<DeploymentPrediction> predicted;   // in the file's order
+  std::map<std::string, std::size_t> uncovered;  // rows not replayed, by why
+};
+
+struct DeploymentOptions {
+  // Each client's requests (at least `least_prompts` in all): the first wave
+  // goes out together, so its phase weighs 1 / prompts_per_client.
+  std::int64_t prompts_per_client = 10;
+  std::int64_t least_prompts = 100;
+  unsigned threads = 1;
+};
+
+// Replays every row the catalog covers (a GPU and model it has, BF16,
+// aggregated serving, no pipeline or attention data parallelism, weights
+// that fit), each on its own thread from a pool; the others counted by why.
+DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
+                                  const HardwareCatalog& catalog, const DeploymentOptions& options);
+
+// deployments.csv: a row a prediction (id, gpu, model, precision, tp, isl,
+// osl, concurrency, kv_bound, then measured, predicted and error % of TTFT
+// and TPOT).
+std::string deployments_csv(const DeploymentCheck& check);
+
+// The |error| of a group of rows: median, p90 and the mean signed error
+// (bias), in percent of the measured, for TTFT and TPOT.
+struct DeploymentGroup {
+  std::string gpu, model, precision;
+  bool kv_bound = false;
+  std::size_t rows = 0;
+  double ttft_median = 0, ttft_p90 = 0, ttft_bias = 0;
+  double tpot_median = 0, tpot_p90 = 0, tpot_bias = 0;
+};
+// A group a (GPU, model, precision), the KV-bound rows in groups of their own.
+std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check);
+
+}  // namespace infersim

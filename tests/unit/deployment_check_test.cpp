@@ -1,0 +1,92 @@
+// The measured deployments predicted row by row (calibration/deployment_check,
+// `infersim presets deployments`): which rows are covered and why the others
+// are not, each prediction the run a user would make of the same preset and
+// load, and the refusals of a malformed file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace infersim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kDeploymentHeader =
+    "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,"
+    "gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,silicon_ttft_ms,"
+    "silicon_tpot_ms\n";
+
+TEST(DeploymentCheck, PredictsTheCoveredRowsAsARunOfTheirPresetWould) {
+  const std::filesystem::path dir = test::fresh_dir();
+  const std::string csv =
+      std::string(kDeploymentHeader) +
+      "a,x; silicon_concurrency=4,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,256,16,,,4,2,1,,"
+      "100,20\n"
+      "b,x; silicon_concurrency=4,vllm,0.19.0,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,256,16,"
+      "fp8,fp8,4,4,1,1,100,20\n"
+      "c,x; silicon_concurrency=4,vllm,0.19.0,meta-llama/Llama-3.1-70B,b300_sxm,,agg,256,16,,,4,"
+      "4,1,1,100,20\n"
+      "d,x,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,,disagg,256,16,,,,,,,100,20\n";
+  const std::filesystem::path rows = test::write_file(dir / "deployments.csv", csv);
+  const test::CliResult r = test::run_cli({"presets", "deployments", "--deployments", rows.string(),
+                                           "--write", (dir / "predicted.csv").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("4 rows read, 4 asked for, 1 predicted"));
+  EXPECT_THAT(r.out, HasSubstr("1 row, precision fp8: the datasheet presets are BF16"));
+  EXPECT_THAT(r.out, HasSubstr("1 row, GPU b300_sxm: not in settings/hardware/gpus.json"));
+  EXPECT_THAT(r.out, HasSubstr("1 row, disaggregated"));
+  const std::vector<std::string> lines = test::lines_of(test::read_file(dir / "predicted.csv"));
+  ASSERT_EQ(lines.size(), 2u);
+  const std::vector<std::string> cells = test::fields_of(lines[1]);
+  EXPECT_EQ(cells[0], "a");
+  EXPECT_EQ(cells[1], "h100");
+  EXPECT_EQ(cells[2], "qwen3-32b");
+
+  // The same preset and load, as a user runs them: the same mean TTFT.
+  ASSERT_EQ(test::run_cli({"presets", "derive", "--gpu", "h100", "--model", "qwen3-32b", "--tp",
+                           "2", "--write", (dir / "preset.json").string()})
+                .status,
+            0);
+  nlohmann::json preset = nlohmann::json::parse(test::read_file(dir / "preset.json"));
+  preset["network"]["hops"] = nlohmann::json::array();
+  test::write_file(dir / "load.json", preset.dump());
+  const test::CliResult run =
+      test::run_cli({"run", "--settings", (dir / "load.json").string(), "--max-concurrency", "4",
+                     "--dataset-name", "random", "--random-input-len", "256", "--random-output-len",
+                     "16", "--num-prompts", "100", "--plots", "none", "--per-request", "none",
+                     "--output", (dir / "run").string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json summary =
+      nlohmann::json::parse(test::read_file(dir / "run" / "summary.json"));
+  EXPECT_DOUBLE_EQ(std::stod(cells[10]), 1000 * summary.at("ttft_mean_s").get<double>());
+  EXPECT_DOUBLE_EQ(std::stod(cells[13]), 1000 * summary.at("tpot_mean_s").get<double>());
+}
+
+TEST(DeploymentCheck, AMalformedRowIsRefusedNamingLineAndColumn) {
+  const std::filesystem::path dir = test::fresh_dir();
+  const auto refused = [&](const std::string& rows) {
+    const std::filesystem::path path = test::write_file(dir / "d.csv", rows);
+    return test::one_error_line(
+        test::run_cli({"presets", "deployments", "--deployments", path.string()}));
+  };
+  EXPECT_THAT(refused(std::string(kDeploymentHeader) +
+                      "a,x; silicon_concurrency=4,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,"
+                      "many,16,,,4,2,1,,100,20\n"),
+              HasSubstr("d.csv:2: isl: expected a number of 0 or more, got 'many'"));
+  EXPECT_THAT(refused(std::string(kDeploymentHeader) +
+                      "a,x,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,256,16,,,,2,1,,100,20\n"),
+              HasSubstr("d.csv:2: silicon_data_source: expected silicon_concurrency=C"));
+  EXPECT_THAT(refused("id,system\na,h100_sxm\n"), HasSubstr("d.csv:1: silicon_data_source: "
+                                                            "missing column"));
+  EXPECT_THAT(test::one_error_line(test::run_cli({"presets", "deployments"})),
+              HasSubstr("--deployments: missing"));
+}
+
+}  // namespace
+}  // namespace infersim
