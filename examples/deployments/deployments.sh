@@ -32,18 +32,25 @@ cat "$output/deployments.txt"
 
 fail=0
 expected=$(cat <<'TABLE'
-Deployments: 1345 rows read, 1345 asked for, 90 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a row).
+Deployments: 1345 rows read, 1345 asked for, 279 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a row).
 gpu      model           dtype  kv         rows  TTFT |err| med/p90, bias  TPOT |err| med/p90, bias
+b200     llama-3.1-70b   fp8    fits         58   16.0   83.5    +30.2 %    6.4   19.4     -4.9 %
+b200     llama-3.1-70b   fp8    KV-bound      2  1859.5 3030.9  +1859.5 %   36.0   39.3     -4.2 %
+h100     llama-3.1-70b   fp8    fits         41  149.1  291.2   +152.7 %    6.7   11.7     -1.2 %
+h100     llama-3.1-70b   fp8    KV-bound      4   68.0  719.2   +286.8 %    7.2    8.7     +0.8 %
 h100     qwen3-32b       bf16   fits         86   35.1  135.9    +43.4 %    5.9   15.5     -0.4 %
 h100     qwen3-32b       bf16   KV-bound      4   16.1   40.2    -22.4 %    6.9   10.5     -0.6 %
-  not predicted: 623 rows, GPU b200_sxm: not in settings/hardware/gpus.json
+h100     qwen3-32b       fp8    fits          3  140.5  226.2   +123.9 %   64.5  115.2    +67.1 %
+h200     llama-3.1-70b   fp8    fits         56  131.4  267.0   +131.7 %    5.3   14.3     -1.2 %
+h200     llama-3.1-70b   fp8    KV-bound      4  1040.6 1466.9   +970.2 %   32.0   44.6     -9.7 %
+h200     llama-3.1-8b    fp8    fits         21   60.9  198.9    +75.5 %   73.8  204.6    +91.8 %
   not predicted: 132 rows, GPU b300_sxm: not in settings/hardware/gpus.json
   not predicted: 17 rows, disaggregated (prefill and decode workers): not replayed yet
-  not predicted: 114 rows, model MiniMaxAI/MiniMax-M2.5: not in settings/hardware/models.json
+  not predicted: 413 rows, model MiniMaxAI/MiniMax-M2.5: not in settings/hardware/models.json
   not predicted: 51 rows, model Qwen/Qwen3-235B-A22B-FP8: not in settings/hardware/models.json
-  not predicted: 45 rows, model moonshotai/Kimi-K2.5: not in settings/hardware/models.json
-  not predicted: 144 rows, model openai/gpt-oss-120b: not in settings/hardware/models.json
-  not predicted: 129 rows, precision fp8: the datasheet presets are BF16
+  not predicted: 165 rows, model moonshotai/Kimi-K2.5: not in settings/hardware/models.json
+  not predicted: 228 rows, model openai/gpt-oss-120b: not in settings/hardware/models.json
+  not predicted: 60 rows, precision fp4: the datasheet presets are BF16 or FP8
 TABLE
 )
 if [ "$(grep -v '^Rows:' "$output/deployments.txt")" != "$expected" ]; then
@@ -56,6 +63,6 @@ awk -F, 'NR == 1 { next }
   { if ($11 <= 0 || $14 <= 0) { printf "%s: a prediction of 0\n", $1; bad = 1 }
     e = 100 * ($11 - $10) / $10
     if (e - $12 > 1e-6 || $12 - e > 1e-6) { printf "%s: TTFT error %s, worked out %g\n", $1, $12, e; bad = 1 } }
-  END { if (NR != 91) { printf "%d rows, not 90\n", NR - 1; bad = 1 }; exit bad }' \
+  END { if (NR != 280) { printf "%d rows, not 279\n", NR - 1; bad = 1 }; exit bad }' \
   "$output/deployments.csv" >&2 || fail=1
 exit $fail

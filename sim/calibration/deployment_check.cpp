@@ -62,8 +62,10 @@ std::string why_uncovered(const DeploymentRow& r, const HardwareCatalog& catalog
     return "GPU " + r.system + ": not in settings/hardware/gpus.json";
   if (deployment_model(catalog, r.model_path) == nullptr)
     return "model " + r.model_path + ": not in settings/hardware/models.json";
-  if (!r.precision.empty() && r.precision != "bf16")
-    return "precision " + r.precision + ": the datasheet presets are BF16";
+  if (!r.precision.empty() && r.precision != "bf16" && r.precision != "fp8")
+    return "precision " + r.precision + ": the datasheet presets are BF16 or FP8";
+  if (r.precision == "fp8" && catalog.gpus.at(gpu->second).fp8_flops <= 0)
+    return "precision fp8 on " + gpu->second + ", which has no FP8";
   if (r.pp != 1 || r.attention_dp != 1) return "pipeline or attention data parallelism";
   return "";
 }
@@ -201,6 +203,7 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
         const ModelSpec& model = *deployment_model(catalog, r.model_path);
         Deployment d;
         d.tensor_parallel = r.tp;
+        d.dtype = r.precision == "fp8" ? "fp8" : "bf16";
         BatchingKnobs knobs;
         try {
           knobs = derive_knobs(gpu, model, d, catalog.efficiency);

@@ -59,7 +59,7 @@ struct DeploymentOptions {
   unsigned threads = 1;
 };
 
-// Replays every row the catalog covers (a GPU and model it has, BF16,
+// Replays every row the catalog covers (a GPU and model it has, BF16 or FP8,
 // aggregated serving, no pipeline or attention data parallelism, weights
 // that fit), each on its own thread from a pool; the others counted by why.
 DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,

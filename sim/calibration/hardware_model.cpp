@@ -104,10 +104,18 @@ namespace {
 double weight_bytes_a_gpu(const ModelSpec& model, const Deployment& deployment) {
   const double experts = d(model.layers) * d(model.experts) * model.expert_params();
   const double held = model.params() - experts + experts / d(deployment.data_parallel);
-  return held * kBf16Bytes / d(deployment.tensor_parallel);
+  return held * weight_bytes(deployment) / d(deployment.tensor_parallel);
 }
 
 }  // namespace
+
+double weight_bytes(const Deployment& deployment) {
+  return deployment.dtype == "fp8" ? 1 : kBf16Bytes;
+}
+
+double gemm_flops(const GpuSpec& gpu, const Deployment& deployment) {
+  return deployment.dtype == "fp8" ? gpu.fp8_flops : gpu.bf16_flops;
+}
 
 std::int64_t kv_blocks_of(const GpuSpec& gpu, const ModelSpec& model,
                           const Deployment& deployment) {
@@ -132,15 +140,18 @@ CostMap cost_map(const GpuSpec& gpu, const ModelSpec& model, const Deployment& d
   CostMap m;
   const double tp = d(deployment.tensor_parallel);
   const double bandwidth = tp * gpu.bandwidth_bps;
-  const double flops = tp * gpu.bf16_flops;
+  const double flops = tp * gemm_flops(gpu, deployment);
+  // Attention's matrix products run in BF16 whatever the weights' format.
+  const double attention_flops = tp * gpu.bf16_flops;
   const double embedding = model.embedding_params();
   const double all_experts = d(model.layers) * d(model.experts) * model.expert_params();
   // Read once a step: every weight but the embedding table (a lookup; tied
   // to the LM head, it is read as the head) and the experts (their own term).
   const double read = model.params() - (model.tied ? 0 : embedding) - all_experts;
   m.map[kStepBase][0] = 1;
-  m.map[kStepWeights][1] = read * kBf16Bytes / bandwidth;
-  m.map[kStepExpert][1] = d(model.layers) * model.expert_params() * kBf16Bytes / bandwidth;
+  m.map[kStepWeights][1] = read * weight_bytes(deployment) / bandwidth;
+  m.map[kStepExpert][1] =
+      d(model.layers) * model.expert_params() * weight_bytes(deployment) / bandwidth;
   m.map[kStepDecodeContext][2] = model.kv_bytes_per_token() / bandwidth;
   // A multiply-add for each weight a token passes through: a prefill token
   // skips the lookup and the LM head (run on its last token alone), a decode
@@ -149,7 +160,7 @@ CostMap cost_map(const GpuSpec& gpu, const ModelSpec& model, const Deployment& d
   m.map[kStepPrefillToken][3] = 2 * prefill / flops;
   m.map[kStepDecodeToken][3] = 2 * (prefill + embedding) / flops;
   // QK^T and PV: 2 FLOPs a multiply-add each, every head of every layer.
-  m.map[kStepPrefillPair][4] = 4 * d(model.layers * model.heads * model.head_dim) / flops;
+  m.map[kStepPrefillPair][4] = 4 * d(model.layers * model.heads * model.head_dim) / attention_flops;
   // Two all-reduces a layer across the tensor-parallel GPUs (a ring: each
   // sends 2 (TP - 1) / TP of a token's hidden state), and with experts split
   // among data-parallel replicas, a gather of the others' tokens and a
@@ -177,6 +188,13 @@ BatchingKnobs derive_knobs(const GpuSpec& gpu, const ModelSpec& model,
                            const Deployment& deployment_in, const Efficiency& efficiency) {
   Deployment deployment = deployment_in;
   fill_engine_defaults(gpu, deployment);
+  if (deployment.dtype != "bf16" && deployment.dtype != "fp8") {
+    throw InputError("", 0, "--dtype", "must be bf16 or fp8, not '" + deployment.dtype + "'");
+  }
+  if (deployment.dtype == "fp8" && gpu.fp8_flops <= 0) {
+    throw InputError("", 0, "--dtype",
+                     gpu.name + " has no FP8 tensor cores (no fp8_tflops in gpus.json): use bf16");
+  }
   BatchingKnobs k;
   k.replicas = deployment.data_parallel;
   k.lockstep = deployment.data_parallel > 1 && model.experts > 0;
@@ -221,10 +239,12 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
                                        const Deployment& deployment, const BatchingKnobs& k,
                                        const HardwareCatalog& catalog) {
   nlohmann::ordered_json doc;
-  doc["meta"]["preset"] = gpu.name + "-" + model.name;
+  const bool fp8 = deployment.dtype == "fp8";
+  doc["meta"]["preset"] = gpu.name + "-" + model.name + (fp8 ? "-fp8" : "");
   doc["meta"]["gpu"] = gpu.title;
   doc["meta"]["model"] = model.hf_id;
   doc["meta"]["tensor_parallel"] = deployment.tensor_parallel;
+  if (fp8) doc["meta"]["dtype"] = "fp8";
   doc["meta"]["hardware"] = {{"gpu", gpu.name}, {"model", model.name}};
   doc["meta"]["step_costs"] = "derived";
   doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
@@ -240,7 +260,7 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
   }
   doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
                               model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
-                              " (settings/presets/README.md)";
+                              (fp8 ? " --dtype fp8" : "") + " (settings/presets/README.md)";
   doc["server"]["kind"] = "batching";
   auto& b = doc["batching"];
   if (k.replicas > 1) b["replicas"] = k.replicas;
@@ -390,6 +410,7 @@ HardwareCatalog load_hardware(const std::string& folder) {
     g.memory_bytes = f.real("memory_gib", 1) * kGiB;
     g.bandwidth_bps = f.real("bandwidth_gb_s", 1) * 1e9;
     g.bf16_flops = f.real("bf16_tflops", 1) * 1e12;
+    g.fp8_flops = f.real("fp8_tflops", 1, true) * 1e12;
     g.tdp_w = f.real("tdp_w", 1);
     g.link_bps = f.real("link_gb_s", 0.001) * 1e9;
     g.link_latency_s = f.real("link_latency_s", 0);

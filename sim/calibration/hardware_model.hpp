@@ -28,6 +28,7 @@ struct GpuSpec {
   double memory_bytes = 0;   // as the driver reports it to CUDA (vLLM's total_gpu_memory)
   double bandwidth_bps = 0;  // memory bandwidth, bytes/s (datasheet, decimal)
   double bf16_flops = 0;     // dense BF16 tensor FLOP/s with FP32 accumulation
+  double fp8_flops = 0;      // dense FP8 tensor FLOP/s; 0: no FP8
   double tdp_w = 0;
   double link_bps = 0;        // GPU to GPU, one direction, bytes/s (NVLink or PCIe)
   double link_latency_s = 0;  // one collective's latency over that link
@@ -95,7 +96,15 @@ struct Deployment {
   std::int64_t max_num_batched_tokens = 0;
   double gpu_memory_utilization = 0.9;
   std::int64_t block_tokens = 16;
+  // The weights' number format: "bf16", or "fp8" (vLLM's W8A8: the weights
+  // a byte a parameter, the GEMMs at the GPU's FP8 rate; activations, the
+  // KV cache and the collectives stay BF16).
+  std::string dtype = "bf16";
 };
+// Bytes a weight takes in the deployment's format.
+double weight_bytes(const Deployment& deployment);
+// The FLOP/s of the deployment's GEMMs on one GPU.
+double gemm_flops(const GpuSpec& gpu, const Deployment& deployment);
 
 // vLLM 0.19's API-server defaults (EngineArgs.get_batch_defaults): 1024 and
 // 8192 on a GPU of at least 70 GiB that is not an A100, else 256 and 2048.

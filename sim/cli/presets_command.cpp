@@ -28,7 +28,7 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr const char* kPresetsUsage =
-    "usage: infersim presets derive --gpu GPU --model MODEL [--tp N] [--dp N]\n"
+    "usage: infersim presets derive --gpu GPU --model MODEL [--tp N] [--dp N] [--dtype bf16|fp8]\n"
     "                               [--max-num-seqs N] [--max-num-batched-tokens N]\n"
     "       infersim presets derive --all --write DIR\n"
     "       infersim presets fit --measured RUN [--measured RUN ...] [--gpu GPU]\n"
@@ -103,6 +103,7 @@ int derive(const po::variables_map& vm, std::ostream& out) {
     d.max_num_batched_tokens = whole_flag(vm, "max-num-batched-tokens", 1);
   }
   if (vm.count("dp")) d.data_parallel = whole_flag(vm, "dp", 1);
+  if (vm.count("dtype")) d.dtype = vm["dtype"].as<std::string>();
   d.tensor_parallel =
       vm.count("tp") ? whole_flag(vm, "tp", 1) : least_tensor_parallel(gpu, model, d);
   if (d.tensor_parallel == 0) {
@@ -391,6 +392,8 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
       "model", po::value<std::string>(), "derive: a model of settings/hardware/models.json")(
       "tp", po::value<std::string>(), "derive: GPUs a replica (the least that holds 32k tokens)")(
       "dp", po::value<std::string>(), "derive: replicas in lockstep sharing the experts (1)")(
+      "dtype", po::value<std::string>(),
+      "derive: the weights' format, bf16 or fp8 (vLLM's W8A8 on a GPU with FP8; bf16)")(
       "max-num-seqs", po::value<std::string>(), "derive: vLLM's (its default for the GPU)")(
       "max-num-batched-tokens", po::value<std::string>(), "derive: vLLM's (its default)")(
       "all", "derive: every GPU and model")("write", po::value<std::string>(),

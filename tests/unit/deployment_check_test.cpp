@@ -28,8 +28,12 @@ TEST(DeploymentCheck, PredictsTheCoveredRowsAsARunOfTheirPresetWould) {
       std::string(kDeploymentHeader) +
       "a,x; silicon_concurrency=4,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,256,16,,,4,2,1,,"
       "100,20\n"
-      "b,x; silicon_concurrency=4,vllm,0.19.0,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,256,16,"
-      "fp8,fp8,4,4,1,1,100,20\n"
+      "b,x; silicon_concurrency=4,vllm,0.19.0,meta-llama/Llama-3.1-70B,h100_sxm,fp4,agg,256,16,"
+      "nvfp4,nvfp4,4,4,1,1,100,20\n"
+      "e,x; silicon_concurrency=4,vllm,0.19.0,nvidia/Llama-3.1-8B-Instruct-FP8,a100_sxm,fp8,agg,"
+      "256,16,fp8,fp8,4,1,1,1,100,20\n"
+      "f,x; silicon_concurrency=2,vllm,0.19.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,fp8,agg,"
+      "256,16,fp8,fp8,2,1,1,1,100,20\n"
       "c,x; silicon_concurrency=4,vllm,0.19.0,meta-llama/Llama-3.1-70B,b300_sxm,,agg,256,16,,,4,"
       "4,1,1,100,20\n"
       "d,x,vllm,0.19.0,Qwen/Qwen3-32B,h100_sxm,,disagg,256,16,,,,,,,100,20\n";
@@ -37,12 +41,15 @@ TEST(DeploymentCheck, PredictsTheCoveredRowsAsARunOfTheirPresetWould) {
   const test::CliResult r = test::run_cli({"presets", "deployments", "--deployments", rows.string(),
                                            "--write", (dir / "predicted.csv").string()});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("4 rows read, 4 asked for, 1 predicted"));
-  EXPECT_THAT(r.out, HasSubstr("1 row, precision fp8: the datasheet presets are BF16"));
+  EXPECT_THAT(r.out, HasSubstr("6 rows read, 6 asked for, 2 predicted"));
+  EXPECT_THAT(r.out, HasSubstr("1 row, precision fp4: the datasheet presets are BF16 or FP8"));
+  EXPECT_THAT(r.out, HasSubstr("1 row, precision fp8 on a100-80gb, which has no FP8"));
   EXPECT_THAT(r.out, HasSubstr("1 row, GPU b300_sxm: not in settings/hardware/gpus.json"));
   EXPECT_THAT(r.out, HasSubstr("1 row, disaggregated"));
   const std::vector<std::string> lines = test::lines_of(test::read_file(dir / "predicted.csv"));
-  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_EQ(lines.size(), 3u);
+  // An FP8 model by its FP8 name: the catalog's model, in FP8.
+  EXPECT_THAT(lines[2], HasSubstr("f,h200,llama-3.1-8b,fp8,1,256,16,2,"));
   const std::vector<std::string> cells = test::fields_of(lines[1]);
   EXPECT_EQ(cells[0], "a");
   EXPECT_EQ(cells[1], "h100");

@@ -147,8 +147,8 @@ TEST(HardwareModel, DevicesAndModelIdsAreRecognised) {
   ASSERT_NE(c.model_by_id("meta-llama/llama-3.1-8b"), nullptr);
   EXPECT_EQ(c.model_by_id("meta-llama/llama-3.1-8b")->name, "llama-3.1-8b");
   EXPECT_EQ(c.model_by_id("mistralai/Mistral-7B"), nullptr);
-  EXPECT_THAT(test::error_of([&] { c.gpu("b200", "--gpu"); }),
-              HasSubstr("--gpu: gpu: unknown GPU 'b200' (known: a100-80gb, h100"));
+  EXPECT_THAT(test::error_of([&] { c.gpu("b300", "--gpu"); }),
+              HasSubstr("--gpu: gpu: unknown GPU 'b300' (known: a100-80gb, b200, h100"));
 }
 
 // A catalog folder with one file changed from the shipped one.

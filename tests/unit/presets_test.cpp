@@ -138,11 +138,11 @@ TEST(Presets, EveryFileLoadsThroughTheSettingsReaderAsABatchingServer) {
 }
 
 TEST(Presets, SeventyBillionNeedsTensorParallelismAndTheRestFitWhereMemoryAllows) {
-  // 141 GB of bf16 weights exceed every single GPU's 90 %, so 70B is always
-  // split; an 8B model fits one GPU everywhere.
+  // 141 GB of bf16 weights exceed every single GPU's 90 % but the B200's
+  // (180 GB), so 70B is split but there; an 8B model fits one GPU everywhere.
   for (const Pair& p : every_pair(catalog())) {
     if (p.name.find("70b") != std::string::npos) {
-      EXPECT_GE(p.tp, 2) << p.name;
+      EXPECT_EQ(p.tp >= 2, p.name.rfind("b200", 0) != 0) << p.name;
     }
     if (p.name.find("8b") != std::string::npos) {
       EXPECT_EQ(p.tp, 1) << p.name;
@@ -244,6 +244,43 @@ TEST(Presets, FitWeighsTheFiguresWhenAsked) {
                   {"presets", "predict", "--gpu", "rtx-pro-6000", "--measured",
                    test::measured_path("RTXPRO6000-Llama-3.1-8B"), "--figures-weight", "1"})),
               ::testing::HasSubstr("--figures-weight: applies to fit and validate"));
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// --dtype fp8: the weights a byte a parameter (more KV blocks, half the
+// weights' read), the GEMMs at the FP8 rate, attention at BF16's; refused
+// on a GPU without FP8.
+using ::testing::HasSubstr;
+
+TEST(Presets, FP8HalvesTheWeightsAndDoublesTheGemmRate) {
+  const HardwareCatalog c = catalog();
+  const GpuSpec& h100 = c.gpu("h100", "");
+  const ModelSpec& model = c.model("llama-3.1-70b", "");
+  Deployment bf16;
+  bf16.tensor_parallel = 4;
+  Deployment fp8 = bf16;
+  fp8.dtype = "fp8";
+  const CostMap a = cost_map(h100, model, bf16);
+  const CostMap b = cost_map(h100, model, fp8);
+  EXPECT_DOUBLE_EQ(b.map[kStepWeights][1], a.map[kStepWeights][1] / 2);
+  EXPECT_DOUBLE_EQ(b.map[kStepPrefillToken][3],
+                   a.map[kStepPrefillToken][3] * h100.bf16_flops / h100.fp8_flops);
+  EXPECT_DOUBLE_EQ(b.map[kStepPrefillPair][4], a.map[kStepPrefillPair][4]);
+  EXPECT_DOUBLE_EQ(b.map[kStepDecodeContext][2], a.map[kStepDecodeContext][2]);
+  EXPECT_GT(kv_blocks_of(h100, model, fp8), kv_blocks_of(h100, model, bf16));
+  const BatchingKnobs k = derive_knobs(h100, model, fp8, c.efficiency);
+  const nlohmann::ordered_json doc = preset_document(h100, model, fp8, k, c);
+  EXPECT_EQ(doc.at("meta").at("preset"), "h100-llama-3.1-70b-fp8");
+  EXPECT_THAT(doc.at("meta").at("derivation").get<std::string>(), HasSubstr("--dtype fp8"));
+  Deployment on_a100 = fp8;
+  EXPECT_THAT(
+      test::error_of([&] { derive_knobs(c.gpu("a100-80gb", ""), model, on_a100, c.efficiency); }),
+      HasSubstr("--dtype: a100-80gb has no FP8 tensor cores"));
 }
 
 }  // namespace
