@@ -32,18 +32,18 @@ cat "$output/deployments.txt"
 
 fail=0
 expected=$(cat <<'TABLE'
-Deployments: 1345 rows read, 1345 asked for, 279 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a row).
-gpu      model           dtype  kv         rows  TTFT |err| med/p90, bias  TPOT |err| med/p90, bias
-b200     llama-3.1-70b   fp8    fits         58   16.0   83.5    +30.2 %    6.4   19.4     -4.9 %
-b200     llama-3.1-70b   fp8    KV-bound      2  1859.5 3030.9  +1859.5 %   36.0   39.3     -4.2 %
-h100     llama-3.1-70b   fp8    fits         41  149.1  291.2   +152.7 %    6.7   11.7     -1.2 %
-h100     llama-3.1-70b   fp8    KV-bound      4   68.0  719.2   +286.8 %    7.2    8.7     +0.8 %
-h100     qwen3-32b       bf16   fits         86   35.1  135.9    +43.4 %    5.9   15.5     -0.4 %
-h100     qwen3-32b       bf16   KV-bound      4   16.1   40.2    -22.4 %    6.9   10.5     -0.6 %
-h100     qwen3-32b       fp8    fits          3  140.5  226.2   +123.9 %   64.5  115.2    +67.1 %
-h200     llama-3.1-70b   fp8    fits         56  131.4  267.0   +131.7 %    5.3   14.3     -1.2 %
-h200     llama-3.1-70b   fp8    KV-bound      4  1040.6 1466.9   +970.2 %   32.0   44.6     -9.7 %
-h200     llama-3.1-8b    fp8    fits         21   60.9  198.9    +75.5 %   73.8  204.6    +91.8 %
+Deployments: 1345 rows read, 1345 asked for, 279 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a row). The measured output tok/s is C osl / (TTFT + (osl - 1) TPOT) of the measured means.
+gpu      model           dtype  kv         rows  TTFT |err| med/p90, bias  TPOT |err| med/p90, bias  output tok/s med, bias
+b200     llama-3.1-70b   fp8    fits         58   16.0   83.5    +30.2 %    6.4   19.4     -4.9 %    6.9     +5.2 %
+b200     llama-3.1-70b   fp8    KV-bound      2  1859.5 3030.9  +1859.5 %   36.0   39.3     -4.2 %   17.4    -17.4 %
+h100     llama-3.1-70b   fp8    fits         41  149.1  291.2   +152.7 %    6.7   11.7     -1.2 %    7.1     -0.1 %
+h100     llama-3.1-70b   fp8    KV-bound      4   68.0  719.2   +286.8 %    7.2    8.7     +0.8 %   11.6    -10.9 %
+h100     qwen3-32b       bf16   fits         86   35.1  135.9    +43.4 %    5.9   15.5     -0.4 %    5.8     -0.7 %
+h100     qwen3-32b       bf16   KV-bound      4   16.1   40.2    -22.4 %    6.9   10.5     -0.6 %    6.1     +6.0 %
+h100     qwen3-32b       fp8    fits          3  140.5  226.2   +123.9 %   64.5  115.2    +67.1 %   39.7    -34.6 %
+h200     llama-3.1-70b   fp8    fits         56  131.4  267.0   +131.7 %    5.3   14.3     -1.2 %    5.8     -0.2 %
+h200     llama-3.1-70b   fp8    KV-bound      4  1040.6 1466.9   +970.2 %   32.0   44.6     -9.7 %   14.9    -17.7 %
+h200     llama-3.1-8b    fp8    fits         21   60.9  198.9    +75.5 %   73.8  204.6    +91.8 %   39.1    -39.7 %
   not predicted: 132 rows, GPU b300_sxm: not in settings/hardware/gpus.json
   not predicted: 17 rows, disaggregated (prefill and decode workers): not replayed yet
   not predicted: 413 rows, model MiniMaxAI/MiniMax-M2.5: not in settings/hardware/models.json

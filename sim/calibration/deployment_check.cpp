@@ -89,6 +89,11 @@ double signed_error_pct(double predicted, double measured) {
 
 }  // namespace
 
+double DeploymentRow::output_tps() const {
+  return static_cast<double>(concurrency * osl) /
+         ((ttft_ms + static_cast<double>(osl - 1) * tpot_ms) / 1000);
+}
+
 std::vector<DeploymentRow> read_deployments(const std::string& path) {
   std::optional<MappedFile> file;
   try {
@@ -234,6 +239,7 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
         p.model = model.name;
         p.ttft_ms = 1000 * result.summary.get("ttft_mean_s").value_or(0);
         p.tpot_ms = 1000 * result.summary.get("tpot_mean_s").value_or(0);
+        p.output_tps = result.summary.get("output_throughput_tps").value_or(0);
         p.kv_blocks = s.batching.kv_blocks;
         p.kv_bound = static_cast<double>(r.concurrency) * static_cast<double>(r.isl + r.osl) >
                      static_cast<double>(s.batching.kv_blocks * s.batching.block_tokens);
@@ -266,7 +272,8 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
 std::string deployments_csv(const DeploymentCheck& check) {
   std::string out =
       "id,gpu,model,precision,tp,isl,osl,concurrency,kv_bound,measured_ttft_ms,"
-      "predicted_ttft_ms,ttft_error_pct,measured_tpot_ms,predicted_tpot_ms,tpot_error_pct\n";
+      "predicted_ttft_ms,ttft_error_pct,measured_tpot_ms,predicted_tpot_ms,tpot_error_pct,"
+      "measured_output_tps,predicted_output_tps,output_error_pct\n";
   for (const DeploymentPrediction& p : check.predicted) {
     const DeploymentRow& r = *p.row;
     out += csv_field(r.id) + "," + p.gpu + "," + p.model + "," +
@@ -275,7 +282,9 @@ std::string deployments_csv(const DeploymentCheck& check) {
            std::to_string(r.concurrency) + "," + (p.kv_bound ? "true" : "false") + "," +
            shortest(r.ttft_ms) + "," + shortest(p.ttft_ms) + "," +
            shortest(signed_error_pct(p.ttft_ms, r.ttft_ms)) + "," + shortest(r.tpot_ms) + "," +
-           shortest(p.tpot_ms) + "," + shortest(signed_error_pct(p.tpot_ms, r.tpot_ms)) + "\n";
+           shortest(p.tpot_ms) + "," + shortest(signed_error_pct(p.tpot_ms, r.tpot_ms)) + "," +
+           shortest(r.output_tps()) + "," + shortest(p.output_tps) + "," +
+           shortest(signed_error_pct(p.output_tps, r.output_tps())) + "\n";
   }
   return out;
 }
@@ -293,12 +302,14 @@ std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check) {
     DeploymentGroup g;
     std::tie(g.gpu, g.model, g.precision, g.kv_bound) = key;
     g.rows = members.size();
-    std::vector<double> ttft, tpot, ttft_abs, tpot_abs;
+    std::vector<double> ttft, tpot, ttft_abs, tpot_abs, output, output_abs;
     for (const DeploymentPrediction* p : members) {
       ttft.push_back(signed_error_pct(p->ttft_ms, p->row->ttft_ms));
       tpot.push_back(signed_error_pct(p->tpot_ms, p->row->tpot_ms));
       ttft_abs.push_back(std::abs(ttft.back()));
       tpot_abs.push_back(std::abs(tpot.back()));
+      output.push_back(signed_error_pct(p->output_tps, p->row->output_tps()));
+      output_abs.push_back(std::abs(output.back()));
     }
     g.ttft_median = median_abs(ttft_abs);
     g.ttft_p90 = p90_abs(ttft_abs);
@@ -306,6 +317,8 @@ std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check) {
     g.tpot_median = median_abs(tpot_abs);
     g.tpot_p90 = p90_abs(tpot_abs);
     g.tpot_bias = mean_signed(tpot);
+    g.output_median = median_abs(output_abs);
+    g.output_bias = mean_signed(output);
     out.push_back(g);
   }
   return out;

@@ -27,6 +27,12 @@ struct DeploymentRow {
   std::int64_t isl = 0, osl = 0, concurrency = 0;
   std::int64_t tp = 0, pp = 0, attention_dp = 0;
   double ttft_ms = 0, tpot_ms = 0;
+
+  // The output tokens a second its C clients were served, by the closed
+  // loop's identity: each client has one request in flight, taking
+  // TTFT + (osl - 1) TPOT, so C osl / (TTFT + (osl - 1) TPOT). Derived from
+  // the measured means, not measured itself (the file holds no throughput).
+  double output_tps() const;
 };
 
 // The rows of `path`, every field checked: a missing column, a malformed
@@ -40,6 +46,7 @@ struct DeploymentPrediction {
   const DeploymentRow* row = nullptr;
   std::string gpu, model;  // the catalog's names
   double ttft_ms = 0, tpot_ms = 0;
+  double output_tps = 0;  // the run's output_throughput_tps
   std::int64_t kv_blocks = 0;
   // C requests of isl + osl tokens need more KV than the replica holds: the
   // engine queues or preempts, and the figures measure its capacity.
@@ -66,8 +73,9 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
                                   const HardwareCatalog& catalog, const DeploymentOptions& options);
 
 // deployments.csv: a row a prediction (id, gpu, model, precision, tp, isl,
-// osl, concurrency, kv_bound, then measured, predicted and error % of TTFT
-// and TPOT).
+// osl, concurrency, kv_bound, then measured, predicted and error % of TTFT,
+// TPOT and the output token throughput, the measured one as output_tps()
+// derives it).
 std::string deployments_csv(const DeploymentCheck& check);
 
 // The |error| of a group of rows: median, p90 and the mean signed error
@@ -78,6 +86,8 @@ struct DeploymentGroup {
   std::size_t rows = 0;
   double ttft_median = 0, ttft_p90 = 0, ttft_bias = 0;
   double tpot_median = 0, tpot_p90 = 0, tpot_bias = 0;
+  // Against the rows' output_tps().
+  double output_median = 0, output_bias = 0;
 };
 // A group a (GPU, model, precision), the KV-bound rows in groups of their own.
 std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check);

@@ -348,17 +348,20 @@ int deployments(const po::variables_map& vm, std::ostream& out) {
       << check.predicted.size()
       << " predicted (a closed loop of each row's clients, vLLM's random dataset at its "
          "lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a "
-         "row).\n";
+         "row). The measured output tok/s is C osl / (TTFT + (osl - 1) TPOT) of the measured "
+         "means.\n";
   char line[200];
-  std::snprintf(line, sizeof(line), "%-8s %-15s %-6s %-9s %5s  %-22s  %-22s\n", "gpu", "model",
-                "dtype", "kv", "rows", "TTFT |err| med/p90, bias", "TPOT |err| med/p90, bias");
+  std::snprintf(line, sizeof(line), "%-8s %-15s %-6s %-9s %5s  %-22s  %-22s  %s\n", "gpu", "model",
+                "dtype", "kv", "rows", "TTFT |err| med/p90, bias", "TPOT |err| med/p90, bias",
+                "output tok/s med, bias");
   out << line;
   for (const DeploymentGroup& g : deployment_groups(check)) {
     std::snprintf(line, sizeof(line),
-                  "%-8s %-15s %-6s %-9s %5zu  %5.1f %6.1f %+8.1f %%  %5.1f %6.1f %+8.1f %%\n",
+                  "%-8s %-15s %-6s %-9s %5zu  %5.1f %6.1f %+8.1f %%  %5.1f %6.1f %+8.1f %%  "
+                  "%5.1f %+8.1f %%\n",
                   g.gpu.c_str(), g.model.c_str(), g.precision.c_str(),
                   g.kv_bound ? "KV-bound" : "fits", g.rows, g.ttft_median, g.ttft_p90, g.ttft_bias,
-                  g.tpot_median, g.tpot_p90, g.tpot_bias);
+                  g.tpot_median, g.tpot_p90, g.tpot_bias, g.output_median, g.output_bias);
     out << line;
   }
   for (const auto& [why, count] : check.uncovered)

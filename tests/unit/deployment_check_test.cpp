@@ -73,6 +73,10 @@ TEST(DeploymentCheck, PredictsTheCoveredRowsAsARunOfTheirPresetWould) {
       nlohmann::json::parse(test::read_file(dir / "run" / "summary.json"));
   EXPECT_DOUBLE_EQ(std::stod(cells[10]), 1000 * summary.at("ttft_mean_s").get<double>());
   EXPECT_DOUBLE_EQ(std::stod(cells[13]), 1000 * summary.at("tpot_mean_s").get<double>());
+  // The measured throughput by the closed loop's identity: 4 clients of 16
+  // tokens each in 100 + 15 x 20 ms, 160 tokens a second.
+  EXPECT_DOUBLE_EQ(std::stod(cells[15]), 160);
+  EXPECT_DOUBLE_EQ(std::stod(cells[16]), summary.at("output_throughput_tps").get<double>());
 }
 
 TEST(DeploymentCheck, AMalformedRowIsRefusedNamingLineAndColumn) {
