@@ -70,19 +70,6 @@ std::string why_uncovered(const DeploymentRow& r, const HardwareCatalog& catalog
   return "";
 }
 
-double median_abs(std::vector<double> v) {
-  return v.empty() ? 0 : *percentile(v, 0.5);
-}
-double p90_abs(std::vector<double> v) {
-  return v.empty() ? 0 : *percentile(v, 0.9);
-}
-double mean_signed(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double x : v)
-    sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
-}
-
 double signed_error_pct(double predicted, double measured) {
   return 100 * (predicted - measured) / measured;
 }
@@ -289,6 +276,21 @@ std::string deployments_csv(const DeploymentCheck& check) {
   return out;
 }
 
+ErrorStats error_stats(const std::vector<double>& signed_pct) {
+  ErrorStats e;
+  if (signed_pct.empty()) return e;
+  std::vector<double> magnitude;
+  double sum = 0;
+  for (const double x : signed_pct) {
+    magnitude.push_back(std::abs(x));
+    sum += x;
+  }
+  e.median = *percentile(magnitude, 0.5);
+  e.p90 = *percentile(magnitude, 0.9);
+  e.bias = sum / static_cast<double>(signed_pct.size());
+  return e;
+}
+
 std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check) {
   std::map<std::tuple<std::string, std::string, std::string, bool>,
            std::vector<const DeploymentPrediction*>>
@@ -302,23 +304,15 @@ std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check) {
     DeploymentGroup g;
     std::tie(g.gpu, g.model, g.precision, g.kv_bound) = key;
     g.rows = members.size();
-    std::vector<double> ttft, tpot, ttft_abs, tpot_abs, output, output_abs;
+    std::vector<double> ttft, tpot, output;
     for (const DeploymentPrediction* p : members) {
       ttft.push_back(signed_error_pct(p->ttft_ms, p->row->ttft_ms));
       tpot.push_back(signed_error_pct(p->tpot_ms, p->row->tpot_ms));
-      ttft_abs.push_back(std::abs(ttft.back()));
-      tpot_abs.push_back(std::abs(tpot.back()));
       output.push_back(signed_error_pct(p->output_tps, p->row->output_tps()));
-      output_abs.push_back(std::abs(output.back()));
     }
-    g.ttft_median = median_abs(ttft_abs);
-    g.ttft_p90 = p90_abs(ttft_abs);
-    g.ttft_bias = mean_signed(ttft);
-    g.tpot_median = median_abs(tpot_abs);
-    g.tpot_p90 = p90_abs(tpot_abs);
-    g.tpot_bias = mean_signed(tpot);
-    g.output_median = median_abs(output_abs);
-    g.output_bias = mean_signed(output);
+    g.ttft = error_stats(ttft);
+    g.tpot = error_stats(tpot);
+    g.output = error_stats(output);
     out.push_back(g);
   }
   return out;

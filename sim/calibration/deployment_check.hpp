@@ -78,16 +78,20 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
 // derives it).
 std::string deployments_csv(const DeploymentCheck& check);
 
-// The |error| of a group of rows: median, p90 and the mean signed error
-// (bias), in percent of the measured, for TTFT and TPOT.
+// Signed errors in percent of the measured, over a group of rows: the
+// median and p90 of their absolute values, and their mean (the bias).
+struct ErrorStats {
+  double median = 0, p90 = 0, bias = 0;
+};
+ErrorStats error_stats(const std::vector<double>& signed_pct);
+
+// A group of rows and its errors: TTFT, TPOT and the output token
+// throughput (against the rows' output_tps()).
 struct DeploymentGroup {
   std::string gpu, model, precision;
   bool kv_bound = false;
   std::size_t rows = 0;
-  double ttft_median = 0, ttft_p90 = 0, ttft_bias = 0;
-  double tpot_median = 0, tpot_p90 = 0, tpot_bias = 0;
-  // Against the rows' output_tps().
-  double output_median = 0, output_bias = 0;
+  ErrorStats ttft, tpot, output;
 };
 // A group a (GPU, model, precision), the KV-bound rows in groups of their own.
 std::vector<DeploymentGroup> deployment_groups(const DeploymentCheck& check);

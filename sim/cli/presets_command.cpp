@@ -360,8 +360,8 @@ int deployments(const po::variables_map& vm, std::ostream& out) {
                   "%-8s %-15s %-6s %-9s %5zu  %5.1f %6.1f %+8.1f %%  %5.1f %6.1f %+8.1f %%  "
                   "%5.1f %+8.1f %%\n",
                   g.gpu.c_str(), g.model.c_str(), g.precision.c_str(),
-                  g.kv_bound ? "KV-bound" : "fits", g.rows, g.ttft_median, g.ttft_p90, g.ttft_bias,
-                  g.tpot_median, g.tpot_p90, g.tpot_bias, g.output_median, g.output_bias);
+                  g.kv_bound ? "KV-bound" : "fits", g.rows, g.ttft.median, g.ttft.p90, g.ttft.bias,
+                  g.tpot.median, g.tpot.p90, g.tpot.bias, g.output.median, g.output.bias);
     out << line;
   }
   for (const auto& [why, count] : check.uncovered)

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/deployment_check.hpp"
 #include "test_support.hpp"
 
 namespace infersim {
@@ -77,6 +78,15 @@ TEST(DeploymentCheck, PredictsTheCoveredRowsAsARunOfTheirPresetWould) {
   // tokens each in 100 + 15 x 20 ms, 160 tokens a second.
   EXPECT_DOUBLE_EQ(std::stod(cells[15]), 160);
   EXPECT_DOUBLE_EQ(std::stod(cells[16]), summary.at("output_throughput_tps").get<double>());
+}
+
+// A group's errors: |error| median and p90 as NumPy has them, the signed mean.
+TEST(DeploymentCheck, ErrorStatsOfAGroup) {
+  const ErrorStats e = error_stats({-10, 20, 30});
+  EXPECT_DOUBLE_EQ(e.median, 20);
+  EXPECT_DOUBLE_EQ(e.p90, 28);
+  EXPECT_DOUBLE_EQ(e.bias, 40.0 / 3);
+  EXPECT_DOUBLE_EQ(error_stats({}).median, 0);
 }
 
 TEST(DeploymentCheck, AMalformedRowIsRefusedNamingLineAndColumn) {
