@@ -76,6 +76,16 @@ double signed_error_pct(double predicted, double measured) {
 
 }  // namespace
 
+std::string catalog_gpu_name(const std::string& system) {
+  const auto it = deployment_gpu_names().find(system);
+  return it == deployment_gpu_names().end() ? system : it->second;
+}
+
+std::string catalog_model_name(const HardwareCatalog& catalog, const std::string& model_path) {
+  const ModelSpec* m = deployment_model(catalog, model_path);
+  return m == nullptr ? "" : m->name;
+}
+
 double DeploymentRow::output_tps() const {
   return static_cast<double>(concurrency * osl) /
          ((ttft_ms + static_cast<double>(osl - 1) * tpot_ms) / 1000);

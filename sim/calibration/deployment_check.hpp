@@ -42,6 +42,13 @@ struct DeploymentRow {
 // sizes are 1.
 std::vector<DeploymentRow> read_deployments(const std::string& path);
 
+// The catalog's name of the source's GPU ("h100" for "h100_sxm"); the
+// source's own when the catalog has no such GPU.
+std::string catalog_gpu_name(const std::string& system);
+// The catalog's model of a model path ("llama-3.1-8b" for
+// "nvidia/Llama-3.1-8B-Instruct-FP8"); empty when the catalog has none.
+std::string catalog_model_name(const HardwareCatalog& catalog, const std::string& model_path);
+
 struct DeploymentPrediction {
   const DeploymentRow* row = nullptr;
   std::string gpu, model;  // the catalog's names

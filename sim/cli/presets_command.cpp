@@ -41,6 +41,7 @@ constexpr const char* kPresetsUsage =
     "                            [--figures-weight W] [-j N]\n"
     "       infersim presets kernels [--gpu GPU]\n"
     "       infersim presets deployments --deployments CSV [--gpu GPU] [--model MODEL]\n"
+    "                            (the catalog's names, or the file's own)\n"
     "                            [--write FILE] [-j N]\n"
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
     "factors are settings/hardware/efficiency.json's; predict --write writes the runs'\n"
@@ -338,10 +339,15 @@ int deployments(const po::variables_map& vm, std::ostream& out) {
   const std::size_t read = rows.size();
   DeploymentOptions options;
   options.threads = threads_from(vm);
+  // --gpu and --model by the catalog's names, or the file's own.
   std::erase_if(rows, [&](const DeploymentRow& r) {
-    return (vm.count("gpu") && r.system.rfind(vm["gpu"].as<std::string>(), 0) != 0) ||
-           (vm.count("model") &&
-            r.model_path.find(vm["model"].as<std::string>()) == std::string::npos);
+    const auto given = [&](const char* flag) { return vm[flag].as<std::string>(); };
+    const bool gpu =
+        !vm.count("gpu") || catalog_gpu_name(r.system) == given("gpu") || r.system == given("gpu");
+    const bool model = !vm.count("model") ||
+                       catalog_model_name(catalog, r.model_path) == given("model") ||
+                       r.model_path == given("model");
+    return !gpu || !model;
   });
   const DeploymentCheck check = check_deployments(rows, catalog, options);
   out << "Deployments: " << read << " rows read, " << rows.size() << " asked for, "

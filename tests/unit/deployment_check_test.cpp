@@ -56,6 +56,20 @@ TEST(DeploymentCheck, PredictsTheCoveredRowsAsARunOfTheirPresetWould) {
   EXPECT_EQ(cells[1], "h100");
   EXPECT_EQ(cells[2], "qwen3-32b");
 
+  // --gpu and --model by the catalog's names or the file's own (rows e and f
+  // are the 8B in FP8, on an A100 and an H200).
+  for (const std::vector<std::string>& filter :
+       {std::vector<std::string>{"--gpu", "h200", "1"},
+        {"--gpu", "h200_sxm", "1"},
+        {"--model", "llama-3.1-8b", "2"},
+        {"--model", "nvidia/Llama-3.1-8B-Instruct-FP8", "2"}}) {
+    const test::CliResult some = test::run_cli(
+        {"presets", "deployments", "--deployments", rows.string(), filter[0], filter[1]});
+    ASSERT_EQ(some.status, 0) << some.err;
+    EXPECT_THAT(some.out, HasSubstr("6 rows read, " + filter[2] + " asked for, 1 predicted"))
+        << filter[1];
+  }
+
   // The same preset and load, as a user runs them: the same mean TTFT.
   ASSERT_EQ(test::run_cli({"presets", "derive", "--gpu", "h100", "--model", "qwen3-32b", "--tp",
                            "2", "--write", (dir / "preset.json").string()})
