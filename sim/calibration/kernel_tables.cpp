@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
@@ -63,6 +64,14 @@ double past_grid(const std::vector<double>& grid, double x) {
 
 [[noreturn]] void kernel_not_measured(const KernelTable& table, const std::string& what) {
   throw InputError(table.path, 0, "", "no measured shape near " + what);
+}
+
+// "gemm_dtype fp8, n 4096": the key columns a prefix gives.
+std::string shape_text(const KernelTable& table, const std::vector<std::string>& prefix) {
+  std::string text;
+  for (std::size_t i = 0; i < prefix.size() && i < table.key_columns.size(); ++i)
+    text += (text.empty() ? "" : ", ") + table.key_columns[i] + " " + prefix[i];
+  return text;
 }
 
 }  // namespace
@@ -164,53 +173,37 @@ KernelTables KernelTables::load(const std::string& folder) {
   return t;
 }
 
+double KernelTable::latency_us(const std::vector<std::string>& prefix,
+                               std::span<const double> sizes) const {
+  if (sizes.size() == 1) {
+    const KernelCurve* c = find(prefix);
+    if (c == nullptr) kernel_not_measured(*this, shape_text(*this, prefix));
+    return c->at(sizes.front());
+  }
+  // The next key column: linear between the measured values around it (the
+  // work is), in proportion beyond the largest.
+  const std::vector<double> values = values_after(prefix);
+  if (values.empty()) kernel_not_measured(*this, shape_text(*this, prefix));
+  const double x = sizes.front();
+  const auto [v0, v1] = grid_bracket(values, x);
+  const auto at_value = [&](double v) {
+    std::vector<std::string> key = prefix;
+    key.push_back(kernel_key(v));
+    return latency_us(key, sizes.subspan(1));
+  };
+  return lerp_at(v0, at_value(v0), v1, at_value(v1), std::min(x, v1)) * past_grid(values, x);
+}
+
 double KernelTables::gemm_us(const std::string& dtype, double m, double n, double k) const {
-  const std::vector<double> ns = gemm_.values_after({dtype});
-  if (ns.empty()) kernel_not_measured(gemm_, "a " + dtype + " GEMM");
-  const auto [n0, n1] = grid_bracket(ns, n);
-  const auto corner = [&](double nn, double kk) {
-    const KernelCurve* c = gemm_.find({dtype, kernel_key(nn), kernel_key(kk)});
-    if (c == nullptr) {
-      kernel_not_measured(gemm_,
-                          "a " + dtype + " GEMM of n " + kernel_key(nn) + ", k " + kernel_key(kk));
-    }
-    return c->at(m);
-  };
-  const auto at_n = [&](double nn) {
-    const std::vector<double> ks = gemm_.values_after({dtype, kernel_key(nn)});
-    const auto [k0, k1] = grid_bracket(ks, k);
-    return lerp_at(k0, corner(nn, k0), k1, corner(nn, k1), std::min(k, k1)) * past_grid(ks, k);
-  };
-  return lerp_at(n0, at_n(n0), n1, at_n(n1), std::min(n, n1)) * past_grid(ns, n);
+  const double sizes[] = {n, k, m};
+  return gemm_.latency_us({dtype}, sizes);
 }
 
 double KernelTables::attention_us(const KernelTable& table, const std::string& kv_dtype,
                                   int head_dim, int window, double heads, double kv_heads,
                                   double batch, double size) const {
-  const std::string d = std::to_string(head_dim), w = std::to_string(window);
-  // Heads, then KV heads, then batch: each bracketed among the rows measured
-  // with the others as given (linear in each: the work is).
-  const std::vector<double> hs = table.values_after({kv_dtype, d, w});
-  if (hs.empty()) kernel_not_measured(table, kv_dtype + " attention of head_dim " + d);
-  const auto at_heads = [&](double h) {
-    const std::vector<double> kvs = table.values_after({kv_dtype, d, w, kernel_key(h)});
-    if (kvs.empty()) kernel_not_measured(table, kernel_key(h) + " heads");
-    const auto at_kv = [&](double kv) {
-      const std::vector<double> bs =
-          table.values_after({kv_dtype, d, w, kernel_key(h), kernel_key(kv)});
-      if (bs.empty())
-        kernel_not_measured(table, kernel_key(h) + " heads, " + kernel_key(kv) + " KV heads");
-      const auto [b0, b1] = grid_bracket(bs, batch);
-      const auto curve = [&](double b) {
-        return table.find({kv_dtype, d, w, kernel_key(h), kernel_key(kv), kernel_key(b)})->at(size);
-      };
-      return lerp_at(b0, curve(b0), b1, curve(b1), std::min(batch, b1)) * past_grid(bs, batch);
-    };
-    const auto [v0, v1] = grid_bracket(kvs, kv_heads);
-    return lerp_at(v0, at_kv(v0), v1, at_kv(v1), std::min(kv_heads, v1)) * past_grid(kvs, kv_heads);
-  };
-  const auto [h0, h1] = grid_bracket(hs, heads);
-  return lerp_at(h0, at_heads(h0), h1, at_heads(h1), std::min(heads, h1)) * past_grid(hs, heads);
+  const double sizes[] = {heads, kv_heads, batch, size};
+  return table.latency_us({kv_dtype, std::to_string(head_dim), std::to_string(window)}, sizes);
 }
 
 double KernelTables::context_attention_us(const std::string& kv_dtype, int head_dim, int window,

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct KernelTable {
   static KernelTable read(const std::string& path, std::size_t key_count, const std::string& swept);
   // The row of `key`, or null.
   const KernelCurve* find(const std::vector<std::string>& key) const;
+  // The latency at the shape whose first key columns are `prefix` and whose
+  // remaining key columns (numbers) and swept size are `sizes`, in order:
+  // linear between the measured values that bracket each (bilinear, ...,
+  // in the key columns), in proportion beyond the largest, the curve's at()
+  // for the swept size. Throws InputError when nothing was measured near.
+  double latency_us(const std::vector<std::string>& prefix, std::span<const double> sizes) const;
   // The sorted distinct values (a number each) of the key column after
   // `prefix` among the rows whose first key columns are `prefix`.
   std::vector<double> values_after(const std::vector<std::string>& prefix) const;

@@ -225,6 +225,7 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
 
   json section;
   Settings base = base_settings(vm, "sweep", section);
+  const nlohmann::ordered_json base_trace = settings_to_json(base)["trace"];
   const Configure configure = [&](const std::string& axis, const std::string& value,
                                   const json* document) {
     const std::string by = "--vary " + axis + "=" + value;
@@ -238,7 +239,7 @@ int run_sweep_command(const std::vector<std::string>& args, std::ostream& out, s
     Settings settings =
         configuration_settings(vm, axis, value, document, document ? text_of(vm, "settings") : by);
     // A sweep reads one trace.
-    if (settings_to_json(settings)["trace"] != settings_to_json(base)["trace"]) {
+    if (settings_to_json(settings)["trace"] != base_trace) {
       throw InputError("", 0, by,
                        "reads another trace than the sweep's (" + base.trace_path +
                            "); a sweep reads one trace: sweep each trace apart");

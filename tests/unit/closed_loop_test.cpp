@@ -205,21 +205,34 @@ TEST(ClosedLoop, EdgeServerClientsAreDevicesThatWait) {
     EXPECT_EQ(run.seen.arrival[k], responses[k - n]) << k;
 }
 
-// Paced and capped: each request goes at its pacing instant or when a client
-// frees, whichever is later (vLLM bench's --request-rate with
-// --max-concurrency).
-TEST(ClosedLoop, PacedAndCappedGoesAtTheLaterOfTheTwo) {
-  LoopRun run;
-  pcg32 rng(11);
+// 300 requests of random sizes drawn from `seed`, paced at 5 a second (pacing
+// seed 5), their pacing offsets in `paced`; a step of 20 ms plus 1 ms a
+// decode.
+std::vector<SimTime> paced_loop_requests(LoopRun& run, std::uint64_t seed) {
+  pcg32 rng(seed);
   for (int k = 0; k < 300; ++k)
     run.requests.add(SimTime::zero(), 1 + rng(500), 1 + rng(60));
   pace_requests(run.requests, 5.0, 1, 5);
   std::vector<SimTime> paced;
   for (std::size_t k = 0; k < run.requests.size(); ++k)
     paced.push_back(run.requests.arrival(k));
+  return paced;
+}
+
+BatchingKnobs paced_loop_knobs() {
   BatchingKnobs knobs = constant_step_knobs();
   knobs.step_base_s = 0.02;
   knobs.step_decode_token_s = 1e-3;
+  return knobs;
+}
+
+// Paced and capped: each request goes at its pacing instant or when a client
+// frees, whichever is later (vLLM bench's --request-rate with
+// --max-concurrency).
+TEST(ClosedLoop, PacedAndCappedGoesAtTheLaterOfTheTwo) {
+  LoopRun run;
+  const std::vector<SimTime> paced = paced_loop_requests(run, 11);
+  const BatchingKnobs knobs = paced_loop_knobs();
   const std::uint32_t n = 4;
   run_closed_loop(run, {n, 0}, knobs);
   std::vector<SimTime> responses = run.seen.response;
@@ -240,16 +253,8 @@ TEST(ClosedLoop, PacedAndCappedGoesAtTheLaterOfTheTwo) {
 // at its pacing instant, after the warm-ups, all of which go at 0.
 TEST(ClosedLoop, PacedWithNoCapGoesAtEveryPacingInstant) {
   LoopRun run;
-  pcg32 rng(12);
-  for (int k = 0; k < 300; ++k)
-    run.requests.add(SimTime::zero(), 1 + rng(500), 1 + rng(60));
-  pace_requests(run.requests, 5.0, 1, 5);
-  std::vector<SimTime> paced;
-  for (std::size_t k = 0; k < run.requests.size(); ++k)
-    paced.push_back(run.requests.arrival(k));
-  BatchingKnobs knobs = constant_step_knobs();
-  knobs.step_base_s = 0.02;
-  knobs.step_decode_token_s = 1e-3;
+  const std::vector<SimTime> paced = paced_loop_requests(run, 12);
+  const BatchingKnobs knobs = paced_loop_knobs();
   ClosedLoop loop;
   loop.warmups = 3;
   loop.uncapped = true;
