@@ -40,6 +40,24 @@ Knob<BatchingKnobs> model_len_knob() {
   return row;
 }
 
+// Section 5c's tables, or null for none.
+Knob<BatchingKnobs> step_table_knob() {
+  Knob<BatchingKnobs> row;
+  row.key = "step_table";
+  row.text = KnobText::kText;
+  row.set = [](BatchingKnobs& k, const json& v, const std::string& src, const std::string& l) {
+    if (v.is_null()) {
+      k.step_table = StepTable{};
+    } else {
+      k.step_table = StepTable::from_json(v, src, l);
+    }
+  };
+  row.get = [](const BatchingKnobs& k) {
+    return k.step_table.empty() ? nlohmann::ordered_json(nullptr) : k.step_table.to_json();
+  };
+  return row;
+}
+
 std::string key(const char* name) {
   return std::string("batching.") + name;
 }
@@ -180,6 +198,13 @@ std::vector<BatchingRow> table_rows() {
           .label("Step is the larger of memory and compute")
           .on_page(200)
           .per_class(),
+      step_table_knob()
+          .file_only()
+          .help("batching: the kernels' part of a step from tables composed for a GPU, model and "
+                "deployment (section 5c), added to the sum; null: none")
+          .label("Step, the kernels' part from tables")
+          .on_page(205)
+          .per_class(),
       real_knob("gpu_idle_w", &BatchingKnobs::gpu_idle_w, json_check::bounded_amount)
           .help("batching: power of an idle replica, W")
           .label("Power of a replica, idle / stepping", " W")
@@ -265,6 +290,16 @@ KnobRow batching_page_row(const std::string& key) {
 std::string knob_value_text(const nlohmann::ordered_json& value) {
   if (value.is_boolean()) return value.get<bool>() ? "on" : "off";
   if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "none";
+  // A step table (section 5c): its curves' and grid's points, not its values.
+  if (value.is_object()) {
+    std::size_t points = 0;
+    for (const auto& [key, part] : value.items()) {
+      if (part.contains("at")) points += part["at"].size();
+      if (part.contains("batch")) points += part["batch"].size() * part["context"].size();
+    }
+    return "a table of " + std::to_string(points) + " points";
+  }
   char text[32];
   const auto end = std::to_chars(text, text + sizeof(text), value.get<double>()).ptr;
   return std::string(text, end);
@@ -296,6 +331,10 @@ void check_batching_knobs(const BatchingKnobs& k, std::uint32_t block_id_tokens,
   if (k.step_expert_s > 0 && k.moe_experts == 0) {
     fail(key("step_expert_s") + ", " + key("moe_experts"),
          "step_expert_s needs moe_experts: a dense model reads no expert");
+  }
+  if (!k.step_table.empty() && k.step_roofline) {
+    fail(key("step_table") + ", " + key("step_roofline"),
+         "a step table adds to section 5's sum; the roofline has no place for it");
   }
   if (k.gpu_max_w < k.gpu_idle_w) {
     fail(key("gpu_max_w") + ", " + key("gpu_idle_w"), "gpu_max_w must not be below gpu_idle_w");

@@ -11,6 +11,7 @@
 #include "core/knob.hpp"
 #include "model/router_kinds.hpp"
 #include "model/server_description.hpp"
+#include "model/step_table.hpp"
 
 namespace infersim {
 
@@ -38,11 +39,14 @@ struct BatchingKnobs {
   std::int64_t moe_experts = 0;         // E; 0: a dense model
   std::int64_t moe_active_experts = 0;  // k of E a token is routed to
   bool step_roofline = false;           // c0 + max(memory, compute), not the sum
-  double gpu_idle_w = 100;              //
-  double gpu_max_w = 700;               //
-  bool async_scheduling = false;        //
-  bool lockstep = false;                //
-  double router_refresh_s = 0.1;        // the vllm-dp router's counts, refreshed this often
+  // Section 5c: the kernels' part of a step from tables, added to the sum;
+  // none (empty) by default.
+  StepTable step_table = {};
+  double gpu_idle_w = 100;        //
+  double gpu_max_w = 700;         //
+  bool async_scheduling = false;  //
+  bool lockstep = false;          //
+  double router_refresh_s = 0.1;  // the vllm-dp router's counts, refreshed this often
   // Replaying a measured run (section 10b): its arrivals are the engine's
   // turns, each taken at the nearer end of the step running then.
   bool replay_turns = false;

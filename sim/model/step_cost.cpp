@@ -11,6 +11,7 @@ StepCost StepCost::of(const BatchingKnobs& knobs) {
   cost.roofline = knobs.step_roofline;
   cost.experts = knobs.moe_experts;
   cost.active_experts = knobs.moe_active_experts;
+  cost.table = knobs.step_table;
   return cost;
 }
 
@@ -73,6 +74,11 @@ double StepCost::seconds(const StepWork& work) const {
   step_s += c[kStepDecodeContext] * count(work.decode_context);
   step_s += c[kStepWeights];
   step_s += c[kStepExpert] * experts_read(work);
+  if (!table.empty()) {
+    step_s += table.seconds(count(work.prefill_tokens) + count(work.decode_requests),
+                            count(work.expert_tokens), count(work.prefill_pairs),
+                            count(work.decode_requests), count(work.decode_context));
+  }
   return step_s;
 }
 

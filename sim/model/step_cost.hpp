@@ -20,6 +20,7 @@
 #include "core/sim_time.hpp"
 #include "model/batching_knobs.hpp"
 #include "model/server_model.hpp"
+#include "model/step_table.hpp"
 
 namespace infersim {
 
@@ -66,6 +67,7 @@ struct StepCost {
   bool roofline = false;
   std::int64_t experts = 0;         // E; 0 for a dense model
   std::int64_t active_experts = 0;  // k
+  StepTable table;                  // section 5c's, added last; none (empty) by default
 
   static StepCost of(const BatchingKnobs& knobs);
 
@@ -75,7 +77,8 @@ struct StepCost {
   double experts_read(const StepWork& work) const;
   // The step in seconds. Sum form: c0 + cp P + cq Q + cd D + ckv A + cw +
   // ce X, summed in that order (section 5's order, the extensions' terms
-  // last, so that with them at 0 the sum is section 5's to the bit).
+  // last, so that with them at 0 the sum is section 5's to the bit), then
+  // the table's part (section 5c) when there is a table.
   // Roofline: c0 + max(cw + ckv A + ce X, cp P + cq Q + cd D).
   double seconds(const StepWork& work) const;
   // d seconds / d coefficient: the units, with the roofline's smaller side's

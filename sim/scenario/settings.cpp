@@ -1299,8 +1299,12 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
   std::size_t width = std::string("fleet-wide").size();
   for (const FleetClassSettings& c : *settings.fleet)
     width = std::max(width, c.name.size());
+  // A value as the console shows it: a step table by its size, not whole.
+  const auto shown_value = [](const nlohmann::json& v) {
+    return v.is_object() ? knob_value_text(nlohmann::ordered_json(v)) : v.dump();
+  };
   const auto section_value = [&](const Settings& from, const std::string& key) {
-    return find_key("batching." + key)->get(from).dump();
+    return shown_value(find_key("batching." + key)->get(from));
   };
   // "  WHO  SOURCE: key = value, ..." a source, in the order sources first appear.
   const auto add_groups = [&](const std::string& who,
@@ -1347,9 +1351,9 @@ std::vector<std::string> fleet_knob_lines(const Settings& given) {
     rows.emplace_back("class", "replicas = " + std::to_string(classes[i].replicas));
     for (const std::string& key : class_knob_keys()) {
       if (const nlohmann::json* own = c.knob(key)) {
-        rows.emplace_back("class", key + " = " + own->dump());
+        rows.emplace_back("class", key + " = " + shown_value(*own));
       } else if (preset != nullptr && preset->contains(key)) {
-        rows.emplace_back("preset " + c.preset, key + " = " + (*preset)[key].dump());
+        rows.emplace_back("preset " + c.preset, key + " = " + shown_value((*preset)[key]));
       } else if (const auto set = settings.set_by.find("batching." + key);
                  set != settings.set_by.end()) {
         rows.emplace_back(set->second, key + " = " + section_value(settings, key));
