@@ -32,7 +32,7 @@ cat "$output/deployments.txt"
 
 fail=0
 expected=$(cat <<'TABLE'
-Deployments: 1345 rows read, 1345 asked for, 279 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a row). The measured output tok/s is C osl / (TTFT + (osl - 1) TPOT) of the measured means.
+Deployments: 1345 rows read, 1345 asked for, 279 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets' step costs are the datasheet's, nothing fitted on a row). The measured output tok/s is C osl / (TTFT + (osl - 1) TPOT) of the measured means.
 gpu      model           dtype  kv         rows  TTFT |err| med/p90, bias  TPOT |err| med/p90, bias  output tok/s med, bias
 b200     llama-3.1-70b   fp8    fits         58   16.0   83.5    +30.2 %    6.4   19.4     -4.9 %    6.9     +5.2 %
 b200     llama-3.1-70b   fp8    KV-bound      2  1859.5 3030.9  +1859.5 %   36.0   39.3     -4.2 %   17.4    -17.4 %

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "calibration/kernel_step_cost.hpp"
 #include "core/input_error.hpp"
 #include "core/mapped_file.hpp"
 #include "core/number_format.hpp"
@@ -192,6 +193,15 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
       ++check.uncovered[why];
     }
   }
+  // Each GPU's kernel tables, read once for every row of it.
+  std::map<std::string, KernelTables> kernels;
+  if (!options.kernels_folder.empty()) {
+    for (const DeploymentRow* r : covered) {
+      const std::string gpu = deployment_gpu_names().at(r->system);
+      if (!kernels.contains(gpu))
+        kernels[gpu] = KernelTables::load(options.kernels_folder + "/" + gpu);
+    }
+  }
   std::vector<std::optional<DeploymentPrediction>> predicted(covered.size());
   std::vector<std::string> misfits(covered.size());
   std::atomic<std::size_t> next{0};
@@ -208,7 +218,10 @@ DeploymentCheck check_deployments(const std::vector<DeploymentRow>& rows,
         d.dtype = r.precision == "fp8" ? "fp8" : "bf16";
         BatchingKnobs knobs;
         try {
-          knobs = derive_knobs(gpu, model, d, catalog.efficiency);
+          knobs = options.kernels_folder.empty()
+                      ? derive_knobs(gpu, model, d, catalog.efficiency)
+                      : derive_table_knobs(gpu, model, d, catalog.efficiency, kernels.at(gpu.name),
+                                           options.overhead_s);
         } catch (const InputError&) {
           misfits[i] = "weights that do not fit at their tensor parallelism";
           continue;

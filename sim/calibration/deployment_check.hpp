@@ -71,6 +71,11 @@ struct DeploymentOptions {
   std::int64_t prompts_per_client = 10;
   std::int64_t least_prompts = 100;
   unsigned threads = 1;
+  // Section 5c: each GPU's step table composed from its kernel tables under
+  // `kernels_folder` (settings/kernels), c0 `overhead_s`; empty: the
+  // datasheet's step costs.
+  std::string kernels_folder;
+  double overhead_s = 0;
 };
 
 // Replays every row the catalog covers (a GPU and model it has, BF16 or FP8,

@@ -233,6 +233,17 @@ double rounded(double v) {
   return std::stod(text);
 }
 
+// The table with its seconds to four significant digits, as the file has them.
+nlohmann::ordered_json rounded_table(StepTable t) {
+  for (StepCurve* c : {&t.tokens, &t.expert_tokens, &t.prefill_pairs}) {
+    for (double& s : c->s)
+      s = rounded(s);
+  }
+  for (double& s : t.decode.s)
+    s = rounded(s);
+  return t.to_json();
+}
+
 }  // namespace
 
 nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& model,
@@ -246,21 +257,33 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
   doc["meta"]["tensor_parallel"] = deployment.tensor_parallel;
   if (fp8) doc["meta"]["dtype"] = "fp8";
   doc["meta"]["hardware"] = {{"gpu", gpu.name}, {"model", model.name}};
-  doc["meta"]["step_costs"] = "derived";
-  doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
-                               {"weights", catalog.efficiency.weights},
-                               {"kv", catalog.efficiency.kv},
-                               {"compute", catalog.efficiency.compute},
-                               {"attention", catalog.efficiency.attention},
-                               {"link", catalog.efficiency.link},
-                               {"fitted_on", catalog.efficiency_note}};
-  if (const ExpectedError e = expected_error(catalog, gpu, model); !e.pct.empty()) {
+  const bool tables = !k.step_table.empty();
+  doc["meta"]["step_costs"] = tables ? "operator-tables" : "datasheet";
+  if (tables) {
+    doc["meta"]["kernel_tables"] = {{"folder", "settings/kernels/" + gpu.name},
+                                    {"overhead_s", k.step_base_s}};
+  } else {
+    doc["meta"]["efficiency"] = {{"overhead_s", catalog.efficiency.overhead_s},
+                                 {"weights", catalog.efficiency.weights},
+                                 {"kv", catalog.efficiency.kv},
+                                 {"compute", catalog.efficiency.compute},
+                                 {"attention", catalog.efficiency.attention},
+                                 {"link", catalog.efficiency.link},
+                                 {"fitted_on", catalog.efficiency_note}};
+  }
+  if (tables) {
+    // The datasheet's evidence says nothing of the tables' step.
+    doc["meta"]["expected_error_from"] =
+        "none kept yet: presets validate --step-costs tables and presets deployments "
+        "--step-costs tables check this form (settings/presets/README.md)";
+  } else if (const ExpectedError e = expected_error(catalog, gpu, model); !e.pct.empty()) {
     doc["meta"]["expected_error_pct"] = e.pct;
     doc["meta"]["expected_error_from"] = e.from;
   }
   doc["meta"]["derivation"] = "infersim presets derive --gpu " + gpu.name + " --model " +
                               model.name + " --tp " + std::to_string(deployment.tensor_parallel) +
-                              (fp8 ? " --dtype fp8" : "") + " (settings/presets/README.md)";
+                              (fp8 ? " --dtype fp8" : "") + (tables ? " --step-costs tables" : "") +
+                              " (settings/presets/README.md)";
   doc["server"]["kind"] = "batching";
   auto& b = doc["batching"];
   if (k.replicas > 1) b["replicas"] = k.replicas;
@@ -274,6 +297,7 @@ nlohmann::ordered_json preset_document(const GpuSpec& gpu, const ModelSpec& mode
     if (c[i] != 0 || i < kStepWeights) b[kStepTermKeys[i]] = rounded(c[i]);
   }
   b["step_roofline"] = k.step_roofline;
+  if (tables) b["step_table"] = rounded_table(k.step_table);
   b["async_scheduling"] = k.async_scheduling;
   if (k.moe_experts > 0) {
     b["moe_experts"] = k.moe_experts;

@@ -171,6 +171,82 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& run
   return out;
 }
 
+BatchingKnobs table_knobs(const HardwareRunSource& run, double overhead_s) {
+  BatchingKnobs knobs = run.knobs;
+  StepCoefficients c{};
+  c[kStepBase] = overhead_s;
+  set_coefficients(knobs, c);
+  knobs.step_roofline = false;
+  knobs.step_table = run.table;
+  return knobs;
+}
+
+MeasuredReport predict_run_tables(const HardwareRunSource& run, double overhead_s) {
+  return compare_replay(run.source.replay,
+                        replay_measured(run.source.replay, table_knobs(run, overhead_s)),
+                        run.source.engine);
+}
+
+OverheadFit fit_step_overhead(const std::vector<const HardwareRunSource*>& runs) {
+  OverheadFit fit;
+  const auto loss_at = [&](double overhead_s) {
+    double loss = 0;
+    for (const HardwareRunSource* run : runs) {
+      const Replay result = replay_measured(run->source.replay, table_knobs(*run, overhead_s));
+      loss += replay_loss(run->source.replay, result).total;
+      ++fit.replays;
+    }
+    return loss;
+  };
+  // The loss is unimodal in the overhead over the range a GPU's step has:
+  // every step longer, the replay's requests later, one way.
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  double lo = 0, hi = 0.02;
+  double a = hi - golden * (hi - lo), b = lo + golden * (hi - lo);
+  double fa = loss_at(a), fb = loss_at(b);
+  while (hi - lo > 1e-5) {
+    if (fa <= fb) {
+      hi = b;
+      b = a;
+      fb = fa;
+      a = hi - golden * (hi - lo);
+      fa = loss_at(a);
+    } else {
+      lo = a;
+      a = b;
+      fa = fb;
+      b = lo + golden * (hi - lo);
+      fb = loss_at(b);
+    }
+  }
+  fit.overhead_s = fa <= fb ? a : b;
+  fit.loss = std::min(fa, fb);
+  return fit;
+}
+
+std::vector<LeaveOneOut> leave_one_out_tables(const std::vector<HardwareRunSource>& runs,
+                                              double preset_overhead_s,
+                                              const BatchingFitOptions& options) {
+  std::vector<LeaveOneOut> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    std::vector<const HardwareRunSource*> others;
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      if (j != i) others.push_back(&runs[j]);
+    }
+    LeaveOneOut row;
+    row.run = runs[i].name;
+    row.factors.overhead_s = fit_step_overhead(others).overhead_s;
+    row.predicted = predict_run_tables(runs[i], row.factors.overhead_s);
+    row.preset = predict_run_tables(runs[i], preset_overhead_s);
+    const BatchingFit own = fit_batching(runs[i].source.replay, runs[i].source.engine, options);
+    row.in_sample =
+        compare_replay(runs[i].source.replay, replay_measured(runs[i].source.replay, own.knobs),
+                       runs[i].source.engine);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 namespace {
 
 std::string cell(const char* pattern, double value) {

@@ -28,6 +28,9 @@ struct HardwareRunSource {
   Deployment deployment;
   BatchingKnobs knobs;  // the engine's, with the model's experts, the form and the KV blocks
   CostMap map;
+  // Section 5c's table composed from the GPU's kernels (calibration/
+  // kernel_step_cost), when the run is to be predicted from them; empty else.
+  StepTable table;
   bool kv_blocks_recorded = false;     // meta.json gave num_gpu_blocks
   std::int64_t kv_blocks_derived = 0;  // the hardware model's count
 };
@@ -71,6 +74,29 @@ struct LeaveOneOut {
 std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& runs,
                                        const Efficiency& preset_factors,
                                        const BatchingFitOptions& options);
+
+// The run's knobs with its step table (section 5c) and c0 = overhead_s, every
+// other coefficient 0: the kernels' part composed, the engine's own fixed
+// part a step the one term left.
+BatchingKnobs table_knobs(const HardwareRunSource& run, double overhead_s);
+MeasuredReport predict_run_tables(const HardwareRunSource& run, double overhead_s);
+
+// The fixed part a step that, beside the runs' tables, minimizes the sum of
+// their replays' losses: golden-section search over [0, 20 ms] to 10 us.
+struct OverheadFit {
+  double overhead_s = 0;
+  double loss = 0;
+  std::size_t replays = 0;
+};
+OverheadFit fit_step_overhead(const std::vector<const HardwareRunSource*>& runs);
+
+// Leave-one-run-out with the tables: each run predicted with the overhead
+// fitted on the others (its `factors.overhead_s`), with `preset_overhead_s`
+// (the presets', fitted on every run) and its own in-sample fit of section
+// 5's coefficients beside them.
+std::vector<LeaveOneOut> leave_one_out_tables(const std::vector<HardwareRunSource>& runs,
+                                              double preset_overhead_s,
+                                              const BatchingFitOptions& options);
 
 // The leave-one-out table: a row a run and figure (TTFT, TPOT and latency:
 // mean, median, p90, p99), the measured value and each way's error in percent,

@@ -203,7 +203,10 @@ double KernelTables::attention_us(const KernelTable& table, const std::string& k
                                   int head_dim, int window, double heads, double kv_heads,
                                   double batch, double size) const {
   const double sizes[] = {heads, kv_heads, batch, size};
-  return table.latency_us({kv_dtype, std::to_string(head_dim), std::to_string(window)}, sizes);
+  std::vector<std::string> prefix = {kv_dtype, std::to_string(head_dim), std::to_string(window)};
+  // No window is 0 in some GPUs' tables and empty in others'.
+  if (window == 0 && table.values_after(prefix).empty()) prefix[2] = "";
+  return table.latency_us(prefix, sizes);
 }
 
 double KernelTables::context_attention_us(const std::string& kv_dtype, int head_dim, int window,

@@ -12,6 +12,7 @@
 #include "calibration/deployment_check.hpp"
 #include "calibration/hardware_model.hpp"
 #include "calibration/hardware_runs.hpp"
+#include "calibration/kernel_step_cost.hpp"
 #include "calibration/kernel_tables.hpp"
 #include "calibration/measured_report.hpp"
 #include "cli/command_options.hpp"
@@ -74,6 +75,26 @@ std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int6
   return v;
 }
 
+bool step_costs_from_tables(const po::variables_map& vm);
+KernelTables kernels_of(const GpuSpec& gpu);
+
+// --overhead: a step's fixed part beside the kernel tables, in seconds.
+double overhead_of(const po::variables_map& vm) {
+  if (!vm.count("overhead")) return 0;
+  const std::string text = vm["overhead"].as<std::string>();
+  std::size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v >= 0 && v <= 1)) {
+    throw InputError("", 0, "--overhead", "expected seconds from 0 to 1, got '" + text + "'");
+  }
+  return v;
+}
+
 int derive(const po::variables_map& vm, std::ostream& out) {
   const HardwareCatalog catalog = load_hardware(find_hardware_folder());
   if (vm.count("all")) {
@@ -112,7 +133,10 @@ int derive(const po::variables_map& vm, std::ostream& out) {
                      model.name + " leaves less than " + std::to_string(kLeastKvTokens) +
                          " tokens of KV cache on up to 8 " + gpu.name + "s");
   }
-  const BatchingKnobs k = derive_knobs(gpu, model, d, catalog.efficiency);
+  const BatchingKnobs k =
+      step_costs_from_tables(vm)
+          ? derive_table_knobs(gpu, model, d, catalog.efficiency, kernels_of(gpu), overhead_of(vm))
+          : derive_knobs(gpu, model, d, catalog.efficiency);
   const std::string text = preset_document(gpu, model, d, k, catalog).dump(2) + "\n";
   if (vm.count("write")) {
     write_file_atomically(vm["write"].as<std::string>(), text);
@@ -121,6 +145,27 @@ int derive(const po::variables_map& vm, std::ostream& out) {
     out << text;
   }
   return 0;
+}
+
+// --step-costs: the kernel tables' (section 5c) or the datasheet's.
+bool step_costs_from_tables(const po::variables_map& vm) {
+  if (!vm.count("step-costs")) return false;
+  const std::string how = vm["step-costs"].as<std::string>();
+  if (how != "tables" && how != "datasheet") {
+    throw InputError("", 0, "--step-costs", "expected tables or datasheet, got '" + how + "'");
+  }
+  return how == "tables";
+}
+
+// The GPU's kernel tables of settings/kernels/, or an error naming --gpu.
+KernelTables kernels_of(const GpuSpec& gpu) {
+  const std::filesystem::path folder = std::filesystem::path(find_kernels_folder()) / gpu.name;
+  if (!std::filesystem::exists(folder / "gemm.csv")) {
+    throw InputError("", 0, "--step-costs",
+                     "no kernel tables for " + gpu.name + " in " + find_kernels_folder() +
+                         " (its presets keep the datasheet's step costs)");
+  }
+  return KernelTables::load(folder.string());
 }
 
 std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
@@ -154,6 +199,11 @@ std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
     runs.back().knobs.replay_turns = turns;
     runs.back().source.engine.knobs.replay_turns = turns;
     runs.back().source.replay.figures_weight = figures_weight;
+    if (step_costs_from_tables(vm)) {
+      HardwareRunSource& r = runs.back();
+      r.table = compose_step_table(kernels_of(r.gpu), r.model, r.deployment,
+                                   gemm_table_dtype(r.deployment));
+    }
   }
   return runs;
 }
@@ -274,6 +324,21 @@ int validate(const po::variables_map& vm, std::ostream& out) {
   }
   BatchingFitOptions options;
   options.threads = threads_from(vm);
+  if (step_costs_from_tables(vm)) {
+    std::vector<const HardwareRunSource*> all;
+    for (const HardwareRunSource& r : runs)
+      all.push_back(&r);
+    const OverheadFit every = fit_step_overhead(all);
+    const std::vector<LeaveOneOut> rows = leave_one_out_tables(runs, every.overhead_s, options);
+    for (const LeaveOneOut& r : rows)
+      out << r.run << ": the kernel tables and a step's fixed part fitted on the others: "
+          << number(r.factors.overhead_s * 1e3) << " ms.\n";
+    out << "\nPredicted from the kernel tables (settings/kernels/) with nothing fitted on the "
+           "run, against the tables with the fixed part fitted on every run ("
+        << number(every.overhead_s * 1e3) << " ms, in sample) and the in-sample fit:\n\n"
+        << leave_one_out_table(rows);
+    return 0;
+  }
   const std::vector<LeaveOneOut> rows = leave_one_out(runs, catalog.efficiency, options);
   for (const LeaveOneOut& r : rows)
     out << r.run << ": fitted on the others: " << factors_text(r.factors) << ".\n";
@@ -339,6 +404,10 @@ int deployments(const po::variables_map& vm, std::ostream& out) {
   const std::size_t read = rows.size();
   DeploymentOptions options;
   options.threads = threads_from(vm);
+  if (step_costs_from_tables(vm)) {
+    options.kernels_folder = find_kernels_folder();
+    options.overhead_s = overhead_of(vm);
+  }
   // --gpu and --model by the catalog's names, or the file's own.
   std::erase_if(rows, [&](const DeploymentRow& r) {
     const auto given = [&](const char* flag) { return vm[flag].as<std::string>(); };
@@ -353,9 +422,12 @@ int deployments(const po::variables_map& vm, std::ostream& out) {
   out << "Deployments: " << read << " rows read, " << rows.size() << " asked for, "
       << check.predicted.size()
       << " predicted (a closed loop of each row's clients, vLLM's random dataset at its "
-         "lengths, MODEL.md section 4b; the presets are the datasheet's, nothing fitted on a "
-         "row). The measured output tok/s is C osl / (TTFT + (osl - 1) TPOT) of the measured "
-         "means.\n";
+         "lengths, MODEL.md section 4b; the presets' step costs are "
+      << (options.kernels_folder.empty() ? std::string("the datasheet's")
+                                         : "composed from the kernel tables, a step's fixed part " +
+                                               number(options.overhead_s * 1e3) + " ms")
+      << ", nothing fitted on a row). The measured output tok/s is C osl / (TTFT + (osl - 1) "
+         "TPOT) of the measured means.\n";
   char line[200];
   std::snprintf(line, sizeof(line), "%-8s %-15s %-6s %-9s %5s  %-22s  %-22s  %s\n", "gpu", "model",
                 "dtype", "kv", "rows", "TTFT |err| med/p90, bias", "TPOT |err| med/p90, bias",
@@ -411,6 +483,11 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
       "measured", po::value<std::vector<std::string>>(),
       "fit, predict, validate: a measured run folder")(
       "form", po::value<std::string>(), "fit, validate: roofline or sum (efficiency.json's)")(
+      "overhead", po::value<std::string>(),
+      "derive --step-costs tables: a step's fixed part beside the kernels, s (0)")(
+      "step-costs", po::value<std::string>(),
+      "validate: tables (composed from settings/kernels/, BATCHING.md section 5c) or datasheet "
+      "(the efficiency factors'; datasheet)")(
       "replay-turns", po::value<std::string>(),
       "fit, predict, validate: on or off: the runs' arrivals taken at the engine's turns "
       "(BATCHING.md section 10b; off)")("jobs,j", po::value<std::string>(),

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "calibration/kernel_step_cost.hpp"
 #include "calibration/kernel_tables.hpp"
 #include "core/input_error.hpp"
 #include "test_support.hpp"
@@ -143,6 +144,77 @@ TEST(KernelTables, EveryGpuOfTheTreeReadsAndInterpolates) {
     }
   }
   EXPECT_EQ(gpus, 6u);
+}
+
+// A model small enough for the planted tables: every GEMM's n and k within
+// them, 8 query heads and one KV head.
+ModelSpec planted_model() {
+  ModelSpec m;
+  m.name = "planted";
+  m.layers = 2;
+  m.hidden = 1024;
+  m.intermediate = 2048;
+  m.heads = 8;
+  m.kv_heads = 1;
+  m.head_dim = 128;
+  m.vocab = 4096;
+  return m;
+}
+
+TEST(KernelStepCost, ATablesTokensAreEachLayersGemmsAndTheLmHeadAtOneSequence) {
+  const KernelTables t = KernelTables::load(planted_tables().string());
+  const StepTable table = compose_step_table(t, planted_model(), Deployment{}, "bfloat16");
+  ASSERT_EQ(table.tokens.at, (std::vector<double>{1, 8, 64}));
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double m = table.tokens.at[i];
+    // q, k, v (8 + 2 heads of 128) and o; the MLP's gate and up, and down.
+    const double layer = planted_gemm(m, 1280, 1024) + planted_gemm(m, 1024, 1024) +
+                         planted_gemm(m, 4096, 1024) + planted_gemm(m, 1024, 2048);
+    EXPECT_NEAR(table.tokens.s[i], (2 * layer + planted_gemm(1, 4096, 1024)) * 1e-6, 1e-12);
+  }
+  EXPECT_TRUE(table.expert_tokens.empty());
+  // A prompt of s tokens is s (s + 1) / 2 pairs; every layer's attention.
+  EXPECT_EQ(table.prefill_pairs.at, (std::vector<double>{136, 2080}));
+  EXPECT_NEAR(table.prefill_pairs.s[1], 2 * 40e-6, 1e-15);
+  // Decodes: every layer's attention, and the LM head past one sequence.
+  EXPECT_EQ(table.decode.batch, (std::vector<double>{1, 4}));
+  EXPECT_NEAR(table.decode.value(1, 16), 2 * 10e-6, 1e-15);
+  EXPECT_NEAR(table.decode.value(4, 64),
+              (2 * 160 + planted_gemm(4, 4096, 1024) - planted_gemm(1, 4096, 1024)) * 1e-6, 1e-12);
+}
+
+TEST(KernelStepCost, TensorParallelismSplitsTheShapesAndAddsTwoAllReducesALayer) {
+  const KernelTables t = KernelTables::load(planted_tables().string());
+  Deployment d;
+  d.tensor_parallel = 2;
+  const StepTable table = compose_step_table(t, planted_model(), d, "bfloat16");
+  // m = 1: 1024 elements reduced, 8 us each; q and o of 4 heads, the MLP
+  // halved, the LM head's vocabulary halved.
+  const double layer = planted_gemm(1, 768, 1024) + planted_gemm(1, 1024, 512) +
+                       planted_gemm(1, 2048, 1024) + planted_gemm(1, 1024, 1024) + 2 * 8;
+  EXPECT_NEAR(table.tokens.s[0], (2 * layer + planted_gemm(1, 2048, 1024)) * 1e-6, 1e-12);
+  d.tensor_parallel = 4;
+  try {
+    compose_step_table(t, planted_model(), d, "bfloat16");
+    ADD_FAILURE() << "composed";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("allreduce.csv: num_gpus: no all-reduce measured over 4 GPUs"));
+  }
+}
+
+TEST(KernelStepCost, AnExpertModelsLayerComesFromTheMoeTableOrIsRefused) {
+  const KernelTables t = KernelTables::load(planted_tables().string());
+  ModelSpec m = planted_model();
+  m.hidden = 2048;
+  m.experts = 128;
+  m.active_experts = 8;
+  m.moe_intermediate = 768;
+  m.heads = 16;
+  const StepTable table = compose_step_table(t, m, Deployment{}, "bfloat16");
+  EXPECT_EQ(table.expert_tokens.at, (std::vector<double>{1, 16}));
+  EXPECT_NEAR(table.expert_tokens.s[1], 2 * 60e-6, 1e-15);
+  m.active_experts = 4;
+  EXPECT_THROW(compose_step_table(t, m, Deployment{}, "bfloat16"), InputError);
 }
 
 }  // namespace

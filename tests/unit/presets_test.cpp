@@ -132,7 +132,7 @@ TEST(Presets, EveryFileLoadsThroughTheSettingsReaderAsABatchingServer) {
     const nlohmann::json meta = read_json(preset_path(p.name)).at("meta");
     EXPECT_EQ(meta.at("preset"), p.name);
     EXPECT_EQ(meta.at("tensor_parallel"), p.tp);
-    EXPECT_EQ(meta.at("step_costs"), "derived");
+    EXPECT_EQ(meta.at("step_costs"), "datasheet");
     EXPECT_FALSE(meta.at("efficiency").at("fitted_on").get<std::string>().empty());
   }
 }
@@ -281,6 +281,89 @@ TEST(Presets, FP8HalvesTheWeightsAndDoublesTheGemmRate) {
   EXPECT_THAT(
       test::error_of([&] { derive_knobs(c.gpu("a100-80gb", ""), model, on_a100, c.efficiency); }),
       HasSubstr("--dtype: a100-80gb has no FP8 tensor cores"));
+}
+
+}  // namespace
+}  // namespace infersim
+
+namespace infersim {
+namespace {
+
+// --step-costs tables (BATCHING.md section 5c): the step composed from the
+// GPU's kernel tables, c0 the --overhead given, every other coefficient 0;
+// the file loads and serves; a GPU without tables, a bad overhead or a bad
+// word is refused naming the flag.
+TEST(Presets, DeriveComposesTheStepFromTheKernelTablesWhenAsked) {
+  const auto derived =
+      test::run_cli({"presets", "derive", "--gpu", "rtx-pro-6000", "--model", "llama-3.1-8b",
+                     "--step-costs", "tables", "--overhead", "0.002"});
+  ASSERT_EQ(derived.status, 0) << derived.err;
+  const nlohmann::json doc = nlohmann::json::parse(derived.out);
+  EXPECT_EQ(doc.at("meta").at("step_costs"), "operator-tables");
+  EXPECT_EQ(doc.at("meta").at("kernel_tables").at("folder"), "settings/kernels/rtx-pro-6000");
+  EXPECT_THAT(doc.at("meta").at("derivation").get<std::string>(), HasSubstr("--step-costs tables"));
+  // The datasheet's evidence is not this form's.
+  EXPECT_FALSE(doc.at("meta").contains("expected_error_pct"));
+  const nlohmann::json& b = doc.at("batching");
+  EXPECT_EQ(b.at("step_base_s"), 0.002);
+  for (const char* zero : {"step_prefill_token_s", "step_prefill_pair_s", "step_decode_token_s",
+                           "step_decode_context_s"})
+    EXPECT_EQ(b.at(zero), 0) << zero;
+  EXPECT_FALSE(b.contains("step_weights_s"));
+  // Llama-3.1-8B's 32 layers of four GEMMs and the LM head at one token:
+  // about 10 ms on this GPU, the weights read at the tables' rate.
+  const nlohmann::json& tokens = b.at("step_table").at("tokens");
+  EXPECT_EQ(tokens.at("at")[0], 1);
+  EXPECT_GT(tokens.at("s")[0].get<double>(), 0.008);
+  EXPECT_LT(tokens.at("s")[0].get<double>(), 0.013);
+
+  const fs::path file = test::temp_file("tables_preset", derived.out, ".json");
+  Settings s;
+  apply_settings_file(s, file.string());
+  EXPECT_FALSE(s.batching.step_table.empty());
+  s.hops = {};
+  s.batching.async_scheduling = false;
+  const Trace trace =
+      read_azure_csv(test::temp_file("two_bursts_tables", test::kTwoBurstsTrace, ".csv").string());
+  const ModeResult r = test::run_recorded(s, trace, true);
+  ASSERT_EQ(r.log.size(), 8u);
+  for (std::size_t k = 0; k < r.log.size(); ++k)
+    EXPECT_FALSE(r.log[k].rejected) << k;
+
+  EXPECT_THAT(
+      test::one_error_line(test::run_cli({"presets", "derive", "--gpu", "rtx-4090", "--model",
+                                          "llama-3.1-8b", "--step-costs", "tables"})),
+      HasSubstr("--step-costs: no kernel tables for rtx-4090"));
+  EXPECT_THAT(test::one_error_line(
+                  test::run_cli({"presets", "derive", "--gpu", "h100", "--model", "llama-3.1-8b",
+                                 "--step-costs", "tables", "--overhead", "-1"})),
+              HasSubstr("--overhead: expected seconds from 0 to 1, got '-1'"));
+  EXPECT_THAT(test::one_error_line(test::run_cli({"presets", "derive", "--gpu", "h100", "--model",
+                                                  "llama-3.1-8b", "--step-costs", "kernels"})),
+              HasSubstr("--step-costs: expected tables or datasheet, got 'kernels'"));
+}
+
+// validate --step-costs tables: each RTX PRO 6000 run predicted from its
+// GPU's kernel tables, the step's fixed part fitted on the two other runs
+// alone. The figures (presets' README) are pinned here.
+TEST(Presets, ValidateLeavesEachRunOutOfTheTablesOverhead) {
+  std::vector<std::string> args = {"presets",      "validate", "--gpu", "rtx-pro-6000",
+                                   "--step-costs", "tables",   "-j",    "2"};
+  for (const char* run : {"RTXPRO6000-Llama-3.1-8B", "RTXPRO6000-Qwen3-32B",
+                          "RTXPRO6000-Qwen3-30B-A3B-Instruct-2507"}) {
+    args.push_back("--measured");
+    args.push_back(test::measured_path(run));
+  }
+  const auto v = test::run_cli(args);
+  ASSERT_EQ(v.status, 0) << v.err;
+  const auto row = [&](const std::string& run, const std::string& figure) {
+    const std::size_t at = v.out.find("| " + run + " | " + figure + " |");
+    return at == std::string::npos ? std::string() : v.out.substr(at, v.out.find('\n', at) - at);
+  };
+  EXPECT_THAT(row("RTXPRO6000-Llama-3.1-8B", "TPOT Mean"), HasSubstr("| -9.2 % |"));
+  EXPECT_THAT(row("RTXPRO6000-Qwen3-32B", "TTFT Mean"), HasSubstr("| -11.0 % |"));
+  EXPECT_THAT(row("RTXPRO6000-Qwen3-30B-A3B-Instruct-2507", "TPOT Mean"), HasSubstr("| +21.4 % |"));
+  EXPECT_THAT(v.out, HasSubstr("fitted on the others: 3.335 ms"));
 }
 
 }  // namespace
