@@ -101,7 +101,10 @@ std::vector<LeaveOneOut> leave_one_out_tables(const std::vector<HardwareRunSourc
 // The leave-one-out table: a row a run and figure (TTFT, TPOT and latency:
 // mean, median, p90, p99), the measured value and each way's error in percent,
 // LLMServingSim's beside them when the run publishes it.
-std::string leave_one_out_table(const std::vector<LeaveOneOut>& rows);
+// `fitted_on_every_run` heads the column of `preset`.
+std::string leave_one_out_table(
+    const std::vector<LeaveOneOut>& rows,
+    const std::string& fitted_on_every_run = "presets' factors (fitted on every run: in sample)");
 // The left-out predictions' mean |error| in percent over the runs and their
 // mean, median, p90 and p99, for "ttft", "tpot" and "latency".
 std::map<std::string, double> expected_error_pct(const std::vector<LeaveOneOut>& rows);

@@ -28,8 +28,21 @@ std::string gemm_table_dtype(const Deployment& deployment, bool block_scales) {
   return "bfloat16";
 }
 
-StepTable compose_step_table(const KernelTables& kernels, const ModelSpec& model,
-                             const Deployment& deployment, const std::string& gemm_dtype) {
+double elementwise_bytes_per_token(const ModelSpec& model, const Deployment& deployment) {
+  const double tp = static_cast<double>(deployment.tensor_parallel);
+  const double hidden = static_cast<double>(model.hidden);
+  const double head_dim = static_cast<double>(model.head_dim);
+  const double q = static_cast<double>(model.heads) / tp * head_dim;
+  const double kv = std::max(1.0, static_cast<double>(model.kv_heads) / tp) * head_dim;
+  // An expert model's activation runs inside its fused layer (the table's).
+  const double inter = model.experts > 0 ? 0 : static_cast<double>(model.intermediate) / tp;
+  const double elements = 2 * 4 * hidden + 2 * (q + kv) + 3 * inter + 4 * kv;
+  return 2 * elements;
+}
+
+StepTable compose_step_table(const KernelTables& kernels, const GpuSpec& gpu,
+                             const ModelSpec& model, const Deployment& deployment,
+                             const std::string& gemm_dtype) {
   const double tp = static_cast<double>(deployment.tensor_parallel);
   const double layers = static_cast<double>(model.layers);
   const double hidden = static_cast<double>(model.hidden);
@@ -51,6 +64,7 @@ StepTable compose_step_table(const KernelTables& kernels, const ModelSpec& model
       us += kernels.gemm_us(gemm_dtype, m, 2 * inter, hidden);
       us += kernels.gemm_us(gemm_dtype, m, hidden, inter);
     }
+    us += m * elementwise_bytes_per_token(model, deployment) / gpu.bandwidth_bps * 1e6;
     if (deployment.tensor_parallel > 1) {
       const auto reduce =
           kernels.allreduce_us(static_cast<int>(deployment.tensor_parallel), m * hidden);
@@ -128,7 +142,7 @@ BatchingKnobs derive_table_knobs(const GpuSpec& gpu, const ModelSpec& model,
   c[kStepBase] = overhead_s;
   set_coefficients(k, c);
   k.step_roofline = false;
-  k.step_table = compose_step_table(kernels, model, deployment, gemm_table_dtype(deployment));
+  k.step_table = compose_step_table(kernels, gpu, model, deployment, gemm_table_dtype(deployment));
   return k;
 }
 

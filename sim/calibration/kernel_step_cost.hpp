@@ -5,9 +5,8 @@
 // prefill attention of a step's Q pairs, as one prompt of s tokens whose
 // s (s + 1) / 2 pairs they are; the decode attention of D sequences at A / D
 // tokens of context each, with the LM head over those D. What the tables do
-// not hold (scheduling, sampling, launches, the norms and activations
-// between the kernels) is the step's fixed part, section 5's c0, which the
-// presets take from the measured runs.
+// not hold (scheduling, sampling, launches) is the step's fixed part,
+// section 5's c0, which the presets take from the measured runs.
 #pragma once
 
 #include <string>
@@ -29,8 +28,16 @@ std::string gemm_table_dtype(const Deployment& deployment, bool block_scales = f
 // the kernel table and shape when the tables hold nothing near a shape the
 // model needs (an all-reduce over more GPUs than measured, an expert layer
 // of a shape not measured).
-StepTable compose_step_table(const KernelTables& kernels, const ModelSpec& model,
-                             const Deployment& deployment, const std::string& gemm_dtype);
+StepTable compose_step_table(const KernelTables& kernels, const GpuSpec& gpu,
+                             const ModelSpec& model, const Deployment& deployment,
+                             const std::string& gemm_dtype);
+
+// The bytes one token's element-wise kernels move in one layer on one GPU of
+// the tensor-parallel group, BF16: two fused residual adds and RMS norms
+// (x and the residual read, both written: 4 hidden each), the rotary
+// embedding (q and k read and written), SiLU and multiply (gate and up read,
+// the product written) and the KV cache's write (k and v read and written).
+double elementwise_bytes_per_token(const ModelSpec& model, const Deployment& deployment);
 
 // A preset's knobs with section 5c's table: derive_knobs's limits, KV blocks,
 // power and scheduling, the table composed from `kernels`, c0 the engine's

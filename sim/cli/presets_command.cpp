@@ -201,7 +201,7 @@ std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
     runs.back().source.replay.figures_weight = figures_weight;
     if (step_costs_from_tables(vm)) {
       HardwareRunSource& r = runs.back();
-      r.table = compose_step_table(kernels_of(r.gpu), r.model, r.deployment,
+      r.table = compose_step_table(kernels_of(r.gpu), r.gpu, r.model, r.deployment,
                                    gemm_table_dtype(r.deployment));
     }
   }
@@ -336,7 +336,7 @@ int validate(const po::variables_map& vm, std::ostream& out) {
     out << "\nPredicted from the kernel tables (settings/kernels/) with nothing fitted on the "
            "run, against the tables with the fixed part fitted on every run ("
         << number(every.overhead_s * 1e3) << " ms, in sample) and the in-sample fit:\n\n"
-        << leave_one_out_table(rows);
+        << leave_one_out_table(rows, "fixed part fitted on every run (in sample)");
     return 0;
   }
   const std::vector<LeaveOneOut> rows = leave_one_out(runs, catalog.efficiency, options);

@@ -161,15 +161,30 @@ ModelSpec planted_model() {
   return m;
 }
 
+// A GPU moving 10^12 bytes a second: a token's element-wise bytes a layer
+// take as many picoseconds.
+GpuSpec planted_gpu() {
+  GpuSpec g;
+  g.name = "planted";
+  g.bandwidth_bps = 1e12;
+  return g;
+}
+
 TEST(KernelStepCost, ATablesTokensAreEachLayersGemmsAndTheLmHeadAtOneSequence) {
   const KernelTables t = KernelTables::load(planted_tables().string());
-  const StepTable table = compose_step_table(t, planted_model(), Deployment{}, "bfloat16");
+  const StepTable table =
+      compose_step_table(t, planted_gpu(), planted_model(), Deployment{}, "bfloat16");
+  // Element-wise, BF16: 8 hidden of norms and residuals, q and k rotated
+  // (1024 + 128, read and written), gate, up and product (3 x 2048), k and
+  // v cached (4 x 128): 17152 elements.
+  EXPECT_EQ(elementwise_bytes_per_token(planted_model(), Deployment{}), 2 * 17152);
   ASSERT_EQ(table.tokens.at, (std::vector<double>{1, 8, 64}));
   for (std::size_t i = 0; i < 3; ++i) {
     const double m = table.tokens.at[i];
     // q, k, v (8 + 2 heads of 128) and o; the MLP's gate and up, and down.
     const double layer = planted_gemm(m, 1280, 1024) + planted_gemm(m, 1024, 1024) +
-                         planted_gemm(m, 4096, 1024) + planted_gemm(m, 1024, 2048);
+                         planted_gemm(m, 4096, 1024) + planted_gemm(m, 1024, 2048) +
+                         m * 2 * 17152 * 1e-6;
     EXPECT_NEAR(table.tokens.s[i], (2 * layer + planted_gemm(1, 4096, 1024)) * 1e-6, 1e-12);
   }
   EXPECT_TRUE(table.expert_tokens.empty());
@@ -187,15 +202,18 @@ TEST(KernelStepCost, TensorParallelismSplitsTheShapesAndAddsTwoAllReducesALayer)
   const KernelTables t = KernelTables::load(planted_tables().string());
   Deployment d;
   d.tensor_parallel = 2;
-  const StepTable table = compose_step_table(t, planted_model(), d, "bfloat16");
+  const StepTable table = compose_step_table(t, planted_gpu(), planted_model(), d, "bfloat16");
   // m = 1: 1024 elements reduced, 8 us each; q and o of 4 heads, the MLP
-  // halved, the LM head's vocabulary halved.
+  // halved, the LM head's vocabulary halved; the element-wise kernels over
+  // 4 query heads, 1 KV head and half the MLP: 13056 elements.
+  EXPECT_EQ(elementwise_bytes_per_token(planted_model(), d), 2 * 13056);
   const double layer = planted_gemm(1, 768, 1024) + planted_gemm(1, 1024, 512) +
-                       planted_gemm(1, 2048, 1024) + planted_gemm(1, 1024, 1024) + 2 * 8;
+                       planted_gemm(1, 2048, 1024) + planted_gemm(1, 1024, 1024) + 2 * 8 +
+                       2 * 13056 * 1e-6;
   EXPECT_NEAR(table.tokens.s[0], (2 * layer + planted_gemm(1, 2048, 1024)) * 1e-6, 1e-12);
   d.tensor_parallel = 4;
   try {
-    compose_step_table(t, planted_model(), d, "bfloat16");
+    compose_step_table(t, planted_gpu(), planted_model(), d, "bfloat16");
     ADD_FAILURE() << "composed";
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("allreduce.csv: num_gpus: no all-reduce measured over 4 GPUs"));
@@ -210,11 +228,11 @@ TEST(KernelStepCost, AnExpertModelsLayerComesFromTheMoeTableOrIsRefused) {
   m.active_experts = 8;
   m.moe_intermediate = 768;
   m.heads = 16;
-  const StepTable table = compose_step_table(t, m, Deployment{}, "bfloat16");
+  const StepTable table = compose_step_table(t, planted_gpu(), m, Deployment{}, "bfloat16");
   EXPECT_EQ(table.expert_tokens.at, (std::vector<double>{1, 16}));
   EXPECT_NEAR(table.expert_tokens.s[1], 2 * 60e-6, 1e-15);
   m.active_experts = 4;
-  EXPECT_THROW(compose_step_table(t, m, Deployment{}, "bfloat16"), InputError);
+  EXPECT_THROW(compose_step_table(t, planted_gpu(), m, Deployment{}, "bfloat16"), InputError);
 }
 
 }  // namespace
