@@ -31,7 +31,8 @@ namespace {
 constexpr const char* kPresetsUsage =
     "usage: infersim presets derive --gpu GPU --model MODEL [--tp N] [--dp N] [--dtype bf16|fp8]\n"
     "                               [--max-num-seqs N] [--max-num-batched-tokens N]\n"
-    "       infersim presets derive --all --write DIR\n"
+    "                               [--step-costs datasheet|tables [--overhead S]]\n"
+    "       infersim presets derive --all --write DIR [--step-costs datasheet|tables]\n"
     "       infersim presets fit --measured RUN [--measured RUN ...] [--gpu GPU]\n"
     "                            [--form roofline|sum] [--replay-turns on|off] [--write FILE]\n"
     "                            [--figures-weight W] [-j N]\n"
@@ -39,15 +40,18 @@ constexpr const char* kPresetsUsage =
     "                            [--replay-turns on|off] [--write FILE]\n"
     "       infersim presets validate --measured RUN [--measured RUN ...] [--gpu GPU]\n"
     "                            [--form roofline|sum] [--replay-turns on|off]\n"
-    "                            [--figures-weight W] [-j N]\n"
+    "                            [--figures-weight W] [--step-costs datasheet|tables] [-j N]\n"
     "       infersim presets kernels [--gpu GPU]\n"
     "       infersim presets deployments --deployments CSV [--gpu GPU] [--model MODEL]\n"
     "                            (the catalog's names, or the file's own)\n"
+    "                            [--step-costs datasheet|tables [--overhead S]]\n"
     "                            [--write FILE] [-j N]\n"
     "GPUs and models are those of settings/hardware/ (gpus.json, models.json); the\n"
     "factors are settings/hardware/efficiency.json's; predict --write writes the runs'\n"
     "errors as held-out evidence (settings/hardware/held_out.json). kernels reads the\n"
-    "measured kernel tables of settings/kernels/ and tells how well they interpolate.\n"
+    "measured kernel tables of settings/kernels/ and tells how well they interpolate;\n"
+    "--step-costs tables composes a step from them (BATCHING.md section 5c), the\n"
+    "engine's fixed part a step --overhead seconds (0).\n"
     "deployments predicts each measured deployment of a CSV as AIConfigurator's\n"
     "silicon_sample_vllm.csv holds them (a closed loop of C clients at fixed lengths) on\n"
     "the preset derived for it, and tells the error of its mean TTFT and TPOT.\n";
@@ -77,6 +81,7 @@ std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int6
 
 bool step_costs_from_tables(const po::variables_map& vm);
 KernelTables kernels_of(const GpuSpec& gpu);
+bool has_kernel_tables(const GpuSpec& gpu);
 
 // --overhead: a step's fixed part beside the kernel tables, in seconds.
 double overhead_of(const po::variables_map& vm) {
@@ -102,11 +107,18 @@ int derive(const po::variables_map& vm, std::ostream& out) {
     const std::filesystem::path folder = vm["write"].as<std::string>();
     std::filesystem::create_directories(folder);
     for (const auto& [gname, gpu] : catalog.gpus) {
+      if (step_costs_from_tables(vm) && !has_kernel_tables(gpu)) {
+        out << gname << ": no kernel tables, none written\n";
+        continue;
+      }
       for (const auto& [mname, model] : catalog.models) {
         Deployment d;
         d.tensor_parallel = least_tensor_parallel(gpu, model, d);
         if (d.tensor_parallel == 0) continue;
-        const BatchingKnobs k = derive_knobs(gpu, model, d, catalog.efficiency);
+        const bool tables = step_costs_from_tables(vm);
+        const BatchingKnobs k = tables ? derive_table_knobs(gpu, model, d, catalog.efficiency,
+                                                            kernels_of(gpu), overhead_of(vm))
+                                       : derive_knobs(gpu, model, d, catalog.efficiency);
         const std::string path = (folder / (gname + "-" + mname + ".json")).string();
         write_file_atomically(path, preset_document(gpu, model, d, k, catalog).dump(2) + "\n");
         out << path << ": TP " << d.tensor_parallel << ", " << k.kv_blocks << " KV blocks\n";
@@ -155,6 +167,11 @@ bool step_costs_from_tables(const po::variables_map& vm) {
     throw InputError("", 0, "--step-costs", "expected tables or datasheet, got '" + how + "'");
   }
   return how == "tables";
+}
+
+bool has_kernel_tables(const GpuSpec& gpu) {
+  return std::filesystem::exists(std::filesystem::path(find_kernels_folder()) / gpu.name /
+                                 "gemm.csv");
 }
 
 // The GPU's kernel tables of settings/kernels/, or an error naming --gpu.
@@ -500,6 +517,17 @@ int run_presets_command(const std::vector<std::string>& args, std::ostream& out,
   if (vm.count("help")) {
     out << kPresetsUsage << options;
     return 0;
+  }
+  // Each flag where it means something, never ignored.
+  if (vm.count("step-costs") && verb != "derive" && verb != "validate" && verb != "deployments") {
+    throw InputError("", 0, "--step-costs", "applies to derive, validate and deployments");
+  }
+  if (vm.count("overhead") && verb != "derive" && verb != "deployments") {
+    throw InputError("", 0, "--overhead",
+                     "applies to derive and deployments (validate fits it, leaving one run out)");
+  }
+  if (vm.count("overhead") && !step_costs_from_tables(vm)) {
+    throw InputError("", 0, "--overhead", "applies to --step-costs tables only");
   }
   if (verb == "derive") return derive(vm, out);
   if (verb == "kernels") return kernels(vm, out);

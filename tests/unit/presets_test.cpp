@@ -341,6 +341,28 @@ TEST(Presets, DeriveComposesTheStepFromTheKernelTablesWhenAsked) {
   EXPECT_THAT(test::one_error_line(test::run_cli({"presets", "derive", "--gpu", "h100", "--model",
                                                   "llama-3.1-8b", "--step-costs", "kernels"})),
               HasSubstr("--step-costs: expected tables or datasheet, got 'kernels'"));
+  EXPECT_THAT(test::one_error_line(test::run_cli({"presets", "derive", "--gpu", "h100", "--model",
+                                                  "llama-3.1-8b", "--overhead", "0.001"})),
+              HasSubstr("--overhead: applies to --step-costs tables only"));
+  EXPECT_THAT(test::one_error_line(test::run_cli({"presets", "fit", "--gpu", "rtx-pro-6000",
+                                                  "--step-costs", "tables", "--measured",
+                                                  test::measured_path("RTXPRO6000-Llama-3.1-8B")})),
+              HasSubstr("--step-costs: applies to derive, validate and deployments"));
+  EXPECT_THAT(
+      test::one_error_line(test::run_cli(
+          {"presets", "validate", "--gpu", "rtx-pro-6000", "--step-costs", "tables", "--overhead",
+           "0.001", "--measured", test::measured_path("RTXPRO6000-Llama-3.1-8B")})),
+      HasSubstr("--overhead: applies to derive and deployments"));
+
+  // --all: a file a pair of each GPU with tables, the others said and skipped.
+  const fs::path folder = test::fresh_dir();
+  const auto all = test::run_cli(
+      {"presets", "derive", "--all", "--write", folder.string(), "--step-costs", "tables"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_THAT(all.out, HasSubstr("rtx-4090: no kernel tables, none written"));
+  EXPECT_FALSE(fs::exists(folder / "rtx-4090-llama-3.1-8b.json"));
+  EXPECT_EQ(read_json(folder / "h100-qwen3-32b.json").at("meta").at("step_costs"),
+            "operator-tables");
 }
 
 // validate --step-costs tables: each RTX PRO 6000 run predicted from its
