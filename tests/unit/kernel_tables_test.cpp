@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "calibration/kernel_step_cost.hpp"
@@ -233,6 +234,26 @@ TEST(KernelStepCost, AnExpertModelsLayerComesFromTheMoeTableOrIsRefused) {
   EXPECT_NEAR(table.expert_tokens.s[1], 2 * 60e-6, 1e-15);
   m.active_experts = 4;
   EXPECT_THROW(compose_step_table(t, planted_gpu(), m, Deployment{}, "bfloat16"), InputError);
+}
+
+// The H100 block of settings/kernels/README.md is what `presets kernels
+// --gpu h100` prints, line for line.
+TEST(KernelTables, TheReadmesH100BlockIsWhatTheCommandPrints) {
+  std::ifstream in(test::source_dir() / "settings" / "kernels" / "README.md");
+  std::string line, block;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "```") {
+      if (inside) break;
+      inside = true;
+      continue;
+    }
+    if (inside) block += line + "\n";
+  }
+  ASSERT_THAT(block, HasSubstr("h100          gemm"));
+  const auto printed = test::run_cli({"presets", "kernels", "--gpu", "h100"});
+  ASSERT_EQ(printed.status, 0) << printed.err;
+  EXPECT_THAT(printed.out, HasSubstr(block));
 }
 
 }  // namespace
