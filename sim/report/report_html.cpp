@@ -15,6 +15,17 @@
 namespace infersim {
 namespace {
 
+// The numbers a JSON value holds, at any depth.
+std::size_t numbers_in(const nlohmann::ordered_json& v) {
+  if (v.is_number()) return 1;
+  std::size_t n = 0;
+  if (v.is_structured()) {
+    for (const auto& part : v)
+      n += numbers_in(part);
+  }
+  return n;
+}
+
 struct Group {
   std::string title;
   std::vector<FigureRow> rows;
@@ -333,8 +344,12 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const ServerDescr
       if (v->is_null()) {
         value = "none";
       } else if (v->is_object()) {
-        for (const auto& [name, bound] : v->items())
-          value += (value.empty() ? "" : ", ") + name + " " + bound.dump();
+        // A bound a name (goodput's); a part of a table by its size alone.
+        for (const auto& [name, part] : v->items()) {
+          value += (value.empty() ? "" : ", ") + name + " " +
+                   (part.is_structured() ? "(" + std::to_string(numbers_in(part)) + " numbers)"
+                                         : part.dump());
+        }
       } else {
         value = json_text(settings, section, k.key.c_str()) + k.unit;
       }
