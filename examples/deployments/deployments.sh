@@ -32,6 +32,14 @@ rows=$root/trace/deployments/silicon_sample_vllm.csv
 cat "$output/deployments.txt"
 
 fail=0
+# Fails the script, showing how, when TEXT is not EXPECTED.
+same_as() {  # WHAT EXPECTED TEXT
+  if [ "$3" != "$2" ]; then
+    echo "$1 differs from the figures this model gives:" >&2
+    diff <(echo "$2") <(echo "$3") >&2 || true
+    fail=1
+  fi
+}
 expected=$(cat <<'TABLE'
 Deployments: 1345 rows read, 1345 asked for, 279 predicted (a closed loop of each row's clients, vLLM's random dataset at its lengths, MODEL.md section 4b; the presets' step costs are the datasheet's, nothing fitted on a row). The measured output tok/s is C osl / (TTFT + (osl - 1) TPOT) of the measured means.
 gpu      model           dtype  kv         rows  TTFT |err| med/p90, bias  TPOT |err| med/p90, bias  output tok/s med, bias
@@ -54,13 +62,10 @@ h200     llama-3.1-8b    fp8    fits         21   60.9  198.9    +75.5 %   73.8 
   not predicted: 60 rows, precision fp4: the datasheet presets are BF16 or FP8
 TABLE
 )
-if [ "$(grep -v '^Rows:' "$output/deployments.txt")" != "$expected" ]; then
-  echo "the table differs from the figures this model gives:" >&2
-  diff <(echo "$expected") <(grep -v '^Rows:' "$output/deployments.txt") >&2 || true
-  fail=1
-fi
+same_as "the table" "$expected" "$(grep -v '^Rows:' "$output/deployments.txt")"
 # The same rows with the step composed from the kernel tables (BATCHING.md
-# section 5c; settings/presets/README.md reads it beside the datasheet's).
+# section 5c; settings/presets/README.md reads it beside the datasheet's);
+# the rows not predicted are the same.
 "$infersim" presets deployments --deployments "$rows" --step-costs tables -j 2 \
   > "$output/deployments_tables.txt"
 cat "$output/deployments_tables.txt"
@@ -77,20 +82,10 @@ h100     qwen3-32b       fp8    fits          3  162.3  233.9   +126.1 %   71.9 
 h200     llama-3.1-70b   fp8    fits         56   77.7  167.6    +77.7 %   10.2   19.5    -10.1 %    9.8    +10.2 %
 h200     llama-3.1-70b   fp8    KV-bound      4  1042.5 1414.2   +948.6 %   32.0   44.5     -7.4 %   14.8    -19.2 %
 h200     llama-3.1-8b    fp8    fits         21   39.6  184.4    +55.0 %   65.2  118.6    +70.7 %   34.8    -35.7 %
-  not predicted: 132 rows, GPU b300_sxm: not in settings/hardware/gpus.json
-  not predicted: 17 rows, disaggregated (prefill and decode workers): not replayed yet
-  not predicted: 413 rows, model MiniMaxAI/MiniMax-M2.5: not in settings/hardware/models.json
-  not predicted: 51 rows, model Qwen/Qwen3-235B-A22B-FP8: not in settings/hardware/models.json
-  not predicted: 165 rows, model moonshotai/Kimi-K2.5: not in settings/hardware/models.json
-  not predicted: 228 rows, model openai/gpt-oss-120b: not in settings/hardware/models.json
-  not predicted: 60 rows, precision fp4: the datasheet presets are BF16 or FP8
 TABLE
 )
-if [ "$(cat "$output/deployments_tables.txt")" != "$expected_tables" ]; then
-  echo "the kernel tables' table differs from the figures this model gives:" >&2
-  diff <(echo "$expected_tables") "$output/deployments_tables.txt" >&2 || true
-  fail=1
-fi
+same_as "the kernel tables' table" "$expected_tables" \
+  "$(grep -v '^  not predicted' "$output/deployments_tables.txt")"
 # Every row: a prediction above 0, its error as the columns say.
 awk -F, 'NR == 1 { next }
   { if ($11 <= 0 || $14 <= 0) { printf "%s: a prediction of 0\n", $1; bad = 1 }

@@ -149,6 +149,17 @@ MeasuredReport predict_run(const HardwareRunSource& run, const Efficiency& facto
                         run.source.engine);
 }
 
+namespace {
+
+// The run against section 5's coefficients fitted on itself (calibrate's fit).
+MeasuredReport in_sample_fit(const HardwareRunSource& run, const BatchingFitOptions& options) {
+  const BatchingFit own = fit_batching(run.source.replay, run.source.engine, options);
+  return compare_replay(run.source.replay, replay_measured(run.source.replay, own.knobs),
+                        run.source.engine);
+}
+
+}  // namespace
+
 std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& runs,
                                        const Efficiency& preset_factors,
                                        const BatchingFitOptions& options) {
@@ -162,10 +173,7 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& run
     row.factors.roofline = runs[i].knobs.step_roofline;
     row.predicted = predict_run(runs[i], row.factors);
     row.preset = predict_run(runs[i], preset_factors);
-    const BatchingFit own = fit_batching(runs[i].source.replay, runs[i].source.engine, options);
-    row.in_sample =
-        compare_replay(runs[i].source.replay, replay_measured(runs[i].source.replay, own.knobs),
-                       runs[i].source.engine);
+    row.in_sample = in_sample_fit(runs[i], options);
     out.push_back(std::move(row));
   }
   return out;
@@ -238,10 +246,7 @@ std::vector<LeaveOneOut> leave_one_out_tables(const std::vector<HardwareRunSourc
     row.factors.overhead_s = fit_step_overhead(others).overhead_s;
     row.predicted = predict_run_tables(runs[i], row.factors.overhead_s);
     row.preset = predict_run_tables(runs[i], preset_overhead_s);
-    const BatchingFit own = fit_batching(runs[i].source.replay, runs[i].source.engine, options);
-    row.in_sample =
-        compare_replay(runs[i].source.replay, replay_measured(runs[i].source.replay, own.knobs),
-                       runs[i].source.engine);
+    row.in_sample = in_sample_fit(runs[i], options);
     out.push_back(std::move(row));
   }
   return out;
