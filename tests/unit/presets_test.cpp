@@ -368,7 +368,7 @@ TEST(Presets, DeriveComposesTheStepFromTheKernelTablesWhenAsked) {
 // validate --step-costs tables: each RTX PRO 6000 run predicted from its
 // GPU's kernel tables, the step's fixed part fitted on the two other runs
 // alone. The figures (presets' README) are pinned here.
-TEST(Presets, ValidateLeavesEachRunOutOfTheTablesOverhead) {
+TEST(Presets, TheTablesFixedPartIsCheckedLeavingOneRunOut) {
   std::vector<std::string> args = {"presets",      "validate", "--gpu", "rtx-pro-6000",
                                    "--step-costs", "tables",   "-j",    "2"};
   for (const char* run : {"RTXPRO6000-Llama-3.1-8B", "RTXPRO6000-Qwen3-32B",
