@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "calibration/kernel_step_cost.hpp"
 #include "calibration/measured_run_reader.hpp"
 #include "core/input_error.hpp"
 #include "scenario/scenario.hpp"
@@ -180,13 +181,7 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& run
 }
 
 BatchingKnobs table_knobs(const HardwareRunSource& run, double overhead_s) {
-  BatchingKnobs knobs = run.knobs;
-  StepCoefficients c{};
-  c[kStepBase] = overhead_s;
-  set_coefficients(knobs, c);
-  knobs.step_roofline = false;
-  knobs.step_table = run.table;
-  return knobs;
+  return with_step_table(run.knobs, run.table, overhead_s);
 }
 
 MeasuredReport predict_run_tables(const HardwareRunSource& run, double overhead_s) {

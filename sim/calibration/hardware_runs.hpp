@@ -75,9 +75,8 @@ std::vector<LeaveOneOut> leave_one_out(const std::vector<HardwareRunSource>& run
                                        const Efficiency& preset_factors,
                                        const BatchingFitOptions& options);
 
-// The run's knobs with its step table (section 5c) and c0 = overhead_s, every
-// other coefficient 0: the kernels' part composed, the engine's own fixed
-// part a step the one term left.
+// The run's knobs with its step table (section 5c) and c0 = overhead_s
+// (with_step_table).
 BatchingKnobs table_knobs(const HardwareRunSource& run, double overhead_s);
 MeasuredReport predict_run_tables(const HardwareRunSource& run, double overhead_s);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/input_error.hpp"
 
@@ -52,8 +53,11 @@ StepTable compose_step_table(const KernelTables& kernels, const GpuSpec& gpu,
   const std::string kv_dtype = "bfloat16";
   const int hd = static_cast<int>(model.head_dim);
 
+  const double elementwise_s_a_token =
+      elementwise_bytes_per_token(model, deployment) / gpu.bandwidth_bps;
   // One layer's dense part at m tokens: q, k, v and o; the MLP, or the
-  // experts' router; the two all-reduces of tensor parallelism.
+  // experts' router; the element-wise kernels; the two all-reduces of tensor
+  // parallelism.
   const auto layer_us = [&](double m) {
     double us = kernels.gemm_us(gemm_dtype, m, (heads + 2 * kv_heads) * head_dim, hidden);
     us += kernels.gemm_us(gemm_dtype, m, hidden, heads * head_dim);
@@ -64,7 +68,7 @@ StepTable compose_step_table(const KernelTables& kernels, const GpuSpec& gpu,
       us += kernels.gemm_us(gemm_dtype, m, 2 * inter, hidden);
       us += kernels.gemm_us(gemm_dtype, m, hidden, inter);
     }
-    us += m * elementwise_bytes_per_token(model, deployment) / gpu.bandwidth_bps * 1e6;
+    us += m * elementwise_s_a_token * 1e6;
     if (deployment.tensor_parallel > 1) {
       const auto reduce =
           kernels.allreduce_us(static_cast<int>(deployment.tensor_parallel), m * hidden);
@@ -137,13 +141,19 @@ StepTable compose_step_table(const KernelTables& kernels, const GpuSpec& gpu,
 BatchingKnobs derive_table_knobs(const GpuSpec& gpu, const ModelSpec& model,
                                  const Deployment& deployment, const Efficiency& efficiency,
                                  const KernelTables& kernels, double overhead_s) {
-  BatchingKnobs k = derive_knobs(gpu, model, deployment, efficiency);
+  return with_step_table(
+      derive_knobs(gpu, model, deployment, efficiency),
+      compose_step_table(kernels, gpu, model, deployment, gemm_table_dtype(deployment)),
+      overhead_s);
+}
+
+BatchingKnobs with_step_table(BatchingKnobs knobs, StepTable table, double overhead_s) {
   StepCoefficients c{};
   c[kStepBase] = overhead_s;
-  set_coefficients(k, c);
-  k.step_roofline = false;
-  k.step_table = compose_step_table(kernels, gpu, model, deployment, gemm_table_dtype(deployment));
-  return k;
+  set_coefficients(knobs, c);
+  knobs.step_roofline = false;
+  knobs.step_table = std::move(table);
+  return knobs;
 }
 
 }  // namespace infersim

@@ -46,4 +46,9 @@ BatchingKnobs derive_table_knobs(const GpuSpec& gpu, const ModelSpec& model,
                                  const Deployment& deployment, const Efficiency& efficiency,
                                  const KernelTables& kernels, double overhead_s);
 
+// `knobs` with section 5c's `table` and c0 = overhead_s, every other
+// coefficient 0 and the sum form: the kernels' part composed, the engine's own
+// fixed part a step the one term left.
+BatchingKnobs with_step_table(BatchingKnobs knobs, StepTable table, double overhead_s);
+
 }  // namespace infersim

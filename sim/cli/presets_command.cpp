@@ -79,9 +79,31 @@ std::int64_t whole_flag(const po::variables_map& vm, const char* flag, std::int6
   return v;
 }
 
-bool step_costs_from_tables(const po::variables_map& vm);
-KernelTables kernels_of(const GpuSpec& gpu);
-bool has_kernel_tables(const GpuSpec& gpu);
+// --step-costs: the kernel tables' (section 5c) or the datasheet's.
+bool step_costs_from_tables(const po::variables_map& vm) {
+  if (!vm.count("step-costs")) return false;
+  const std::string how = vm["step-costs"].as<std::string>();
+  if (how != "tables" && how != "datasheet") {
+    throw InputError("", 0, "--step-costs", "expected tables or datasheet, got '" + how + "'");
+  }
+  return how == "tables";
+}
+
+bool has_kernel_tables(const GpuSpec& gpu) {
+  return std::filesystem::exists(std::filesystem::path(find_kernels_folder()) / gpu.name /
+                                 "gemm.csv");
+}
+
+// The GPU's kernel tables of settings/kernels/, or an error naming --gpu.
+KernelTables kernels_of(const GpuSpec& gpu) {
+  const std::filesystem::path folder = std::filesystem::path(find_kernels_folder()) / gpu.name;
+  if (!std::filesystem::exists(folder / "gemm.csv")) {
+    throw InputError("", 0, "--step-costs",
+                     "no kernel tables for " + gpu.name + " in " + find_kernels_folder() +
+                         " (its presets keep the datasheet's step costs)");
+  }
+  return KernelTables::load(folder.string());
+}
 
 // --overhead: a step's fixed part beside the kernel tables, in seconds.
 double overhead_of(const po::variables_map& vm) {
@@ -157,32 +179,6 @@ int derive(const po::variables_map& vm, std::ostream& out) {
     out << text;
   }
   return 0;
-}
-
-// --step-costs: the kernel tables' (section 5c) or the datasheet's.
-bool step_costs_from_tables(const po::variables_map& vm) {
-  if (!vm.count("step-costs")) return false;
-  const std::string how = vm["step-costs"].as<std::string>();
-  if (how != "tables" && how != "datasheet") {
-    throw InputError("", 0, "--step-costs", "expected tables or datasheet, got '" + how + "'");
-  }
-  return how == "tables";
-}
-
-bool has_kernel_tables(const GpuSpec& gpu) {
-  return std::filesystem::exists(std::filesystem::path(find_kernels_folder()) / gpu.name /
-                                 "gemm.csv");
-}
-
-// The GPU's kernel tables of settings/kernels/, or an error naming --gpu.
-KernelTables kernels_of(const GpuSpec& gpu) {
-  const std::filesystem::path folder = std::filesystem::path(find_kernels_folder()) / gpu.name;
-  if (!std::filesystem::exists(folder / "gemm.csv")) {
-    throw InputError("", 0, "--step-costs",
-                     "no kernel tables for " + gpu.name + " in " + find_kernels_folder() +
-                         " (its presets keep the datasheet's step costs)");
-  }
-  return KernelTables::load(folder.string());
 }
 
 std::vector<HardwareRunSource> runs_of(const po::variables_map& vm,
