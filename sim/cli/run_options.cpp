@@ -27,6 +27,8 @@ KnobFlag::Kind flag_kind(KnobText text) {
       return KnobFlag::kGoodput;
     case KnobText::kSwitch:
       return KnobFlag::kSwitch;
+    case KnobText::kWeights:
+      return KnobFlag::kWeights;
     case KnobText::kReal:
       break;
   }
@@ -69,6 +71,8 @@ nlohmann::json flag_value(const KnobFlag& flag, const std::string& text) {
       return parse_percentiles(text, label);
     case KnobFlag::kGoodput:
       return parse_goodput(text, label);
+    case KnobFlag::kWeights:
+      return parse_weights(text, label);
     case KnobFlag::kSwitch:
       if (text == "on" || text == "true") return true;
       if (text == "off" || text == "false") return false;
@@ -196,6 +200,21 @@ nlohmann::json parse_percentiles(const std::string& text, const std::string& lab
                        "expected percentiles apart by commas such as 50,90,99; got '" + word + "'");
     }
     out.push_back(*value);
+  }
+  return out;
+}
+
+nlohmann::json parse_weights(const std::string& text, const std::string& label) {
+  nlohmann::json out = nlohmann::json::object();
+  const std::vector<std::string> given = words(text);
+  if (given.empty()) throw InputError("", 0, label, "expected weights such as queue:2,prefix:3");
+  for (const std::string& word : given) {
+    const auto colon = word.find(':');
+    const auto value = colon == std::string::npos ? std::nullopt : real_of(word.substr(colon + 1));
+    if (!value || colon == 0) {
+      throw InputError("", 0, label, "expected NAME:NUMBER such as prefix:3, got '" + word + "'");
+    }
+    out[word.substr(0, colon)] = *value;
   }
   return out;
 }

@@ -19,8 +19,18 @@ struct KnobFlag {
   // kDuration: seconds, or a number with a unit (600s, 600000ms); kPercentiles:
   // "50,90,99" as a list; kGoodput: vLLM's "ttft:500 e2el:2000" as an object of
   // bounds in ms ("none": null); kSwitch: on or off (true or false) as a JSON
-  // boolean.
-  enum Kind { kReal, kWhole, kText, kResolution, kDuration, kPercentiles, kGoodput, kSwitch } kind;
+  // boolean; kWeights: "queue:2,prefix:3" as an object of numbers by name.
+  enum Kind {
+    kReal,
+    kWhole,
+    kText,
+    kResolution,
+    kDuration,
+    kPercentiles,
+    kGoodput,
+    kSwitch,
+    kWeights
+  } kind;
 };
 
 const std::vector<KnobFlag>& knob_flags();
@@ -52,5 +62,10 @@ nlohmann::json parse_percentiles(const std::string& text, const std::string& lab
 // inter_token_latency (TPOT), request_latency.
 // Throws InputError naming `label`.
 nlohmann::json parse_goodput(const std::string& text, const std::string& label);
+
+// "queue:2,prefix:3" (words apart by commas or spaces) -> {"queue": 2,
+// "prefix": 3}; the knob checks the names and the numbers' range. Throws
+// InputError naming `label` for a word that is not NAME:NUMBER.
+nlohmann::json parse_weights(const std::string& text, const std::string& label);
 
 }  // namespace infersim

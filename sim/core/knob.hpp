@@ -24,7 +24,9 @@ namespace infersim {
 // How a flag's text becomes the knob's JSON value (cli/run_options.cpp):
 // kDuration seconds or a number with a unit (600s, 600000ms); kPercentiles
 // "50,90,99" as a list; kGoodput vLLM's "ttft:500 e2el:2000" as an object of
-// bounds in ms ("none": null); kSwitch on or off (true or false) as a boolean.
+// bounds in ms ("none": null); kSwitch on or off (true or false) as a boolean;
+// kWeights "queue:2,prefix:3" as an object of numbers by name (the knob checks
+// the names).
 enum class KnobText : std::uint8_t {
   kReal,
   kWhole,
@@ -33,7 +35,8 @@ enum class KnobText : std::uint8_t {
   kDuration,
   kPercentiles,
   kGoodput,
-  kSwitch
+  kSwitch,
+  kWeights
 };
 
 // What a row says of its knob beyond its key and how it is set: how its
@@ -55,6 +58,9 @@ struct KnobMarks {
   // for one, and refused elsewhere unless a preset carries it.
   bool split_only = false;
   int page_order = 0;  // its place among the page's rows; 0: after those placed
+  // A router's own knob: the page shows it only when the run's router (or
+  // decode router) is one of these names; empty: always.
+  std::vector<std::string> router_names;
 };
 
 template <class Owner>
@@ -108,6 +114,10 @@ struct Knob : KnobMarks {
   }
   Knob& of_a_split() {
     split_only = true;
+    return *this;
+  }
+  Knob& for_routers(std::vector<std::string> names) {
+    router_names = std::move(names);
     return *this;
   }
   Knob& on_page(int place) {

@@ -1,6 +1,9 @@
 #include "model/batching_knobs.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <initializer_list>
+#include <limits>
 #include <utility>
 
 #include "core/input_error.hpp"
@@ -12,12 +15,85 @@ constexpr std::int64_t kDefaultModelLen = 131072;
 
 using nlohmann::json;
 
-// The vllm-dp router's refresh: at least a nanosecond.
-double refresh_seconds(const json& v, const std::string& src, const std::string& l) {
-  const double every = json_check::at_least(v, 0, src, l);
-  if (!(every >= 1e-9))
-    json_check::bad(src, l, "must be at least 1e-9 (1 ns), got " + json_check::shown(v));
-  return every;
+// The scorer router's weights by name, in the order a settings file lists them.
+struct ScorerWeightName {
+  const char* name;
+  double ScorerWeights::*member;
+};
+constexpr ScorerWeightName kScorerWeightNames[] = {
+    {"queue", &ScorerWeights::queue},
+    {"running", &ScorerWeights::running},
+    {"kv", &ScorerWeights::kv},
+    {"prefix", &ScorerWeights::prefix},
+    {"predicted_ttft", &ScorerWeights::predicted_ttft},
+};
+
+// The routers' names, for a router's own knob's row.
+std::vector<std::string> names_of(std::initializer_list<RouterKind> kinds) {
+  std::vector<std::string> names;
+  for (const RouterKind kind : kinds)
+    names.push_back(to_string(kind));
+  return names;
+}
+
+// precise or approximate.
+Knob<BatchingKnobs> prefix_index_knob() {
+  Knob<BatchingKnobs> row;
+  row.key = "prefix_index";
+  row.text = KnobText::kText;
+  row.set = [](BatchingKnobs& k, const json& v, const std::string& src, const std::string& l) {
+    const std::string name = json_check::text(v, src, l);
+    if (!parse_prefix_index_kind(name, k.prefix_index)) {
+      const auto near = nearest(name, {"precise", "approximate"});
+      json_check::bad(src, l,
+                      "must be precise or approximate, got " + json_check::shown(v) +
+                          (near ? " (did you mean " + *near + "?)" : std::string()));
+    }
+  };
+  row.get = [](const BatchingKnobs& k) {
+    return nlohmann::ordered_json(to_string(k.prefix_index));
+  };
+  return row;
+}
+
+// An object of weights by scorer, each finite and at least 0; a scorer left
+// out weighs 0.
+Knob<BatchingKnobs> scorer_weights_knob() {
+  Knob<BatchingKnobs> row;
+  row.key = "scorer_weights";
+  row.text = KnobText::kWeights;
+  row.set = [](BatchingKnobs& k, const json& v, const std::string& src, const std::string& l) {
+    std::vector<std::string> names;
+    for (const ScorerWeightName& n : kScorerWeightNames)
+      names.emplace_back(n.name);
+    if (!v.is_object()) {
+      json_check::bad(src, l,
+                      "expected an object of weights by scorer (queue, running, kv, prefix, "
+                      "predicted_ttft), got " +
+                          json_check::shown(v));
+    }
+    ScorerWeights weights{0, 0, 0, 0, 0};
+    for (const auto& [name, weight] : v.items()) {
+      const auto known = std::find(names.begin(), names.end(), name);
+      if (known == names.end()) {
+        const auto near = nearest(name, names);
+        json_check::bad(src, l,
+                        "'" + name +
+                            "' is not a scorer: queue, running, kv, prefix or predicted_ttft" +
+                            (near ? " (did you mean " + *near + "?)" : std::string()));
+      }
+      weights.*kScorerWeightNames[known - names.begin()].member =
+          json_check::non_negative(weight, src, l + "." + name);
+    }
+    k.scorer_weights = weights;
+  };
+  row.get = [](const BatchingKnobs& k) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const ScorerWeightName& n : kScorerWeightNames)
+      out[n.name] = k.scorer_weights.*n.member;
+    return out;
+  };
+  return row;
 }
 
 // L, or null for min(131072, K*B).
@@ -105,10 +181,52 @@ std::vector<BatchingRow> table_rows() {
           .help("batching: " + router_names_text(false))
           .label("Router")
           .on_page(20),
-      real_knob("router_refresh_s", &BatchingKnobs::router_refresh_s, refresh_seconds)
-          .help("batching: how often the vllm-dp router's counts refresh, s")
-          .label("Router counts refreshed every", " s")
+      real_knob("router_refresh_s", &BatchingKnobs::router_refresh_s, json_check::seconds)
+          .help("batching: how often the vllm-dp, scorer and dynamo routers' view of the "
+                "replicas' load refreshes, s (0: scorer and dynamo read it exact; vllm-dp every "
+                "ns)")
+          .label("Router's view refreshed every", " s")
+          .for_routers(
+              names_of({RouterKind::kDataParallel, RouterKind::kScorer, RouterKind::kDynamo}))
           .on_page(30),
+      scorer_weights_knob()
+          .help("batching: the scorer router's weights, NAME:W apart by commas, of queue, "
+                "running, kv, prefix, predicted_ttft (one left out weighs 0)")
+          .label("Scorer router's weights")
+          .for_routers(names_of({RouterKind::kScorer}))
+          .on_page(32),
+      real_knob("dynamo_weight", &BatchingKnobs::dynamo_weight)
+          .help("batching: w of the dynamo router's cost, w x prompt blocks to compute + blocks "
+                "in use")
+          .label("Dynamo router's weight / temperature")
+          .for_routers(names_of({RouterKind::kDynamo}))
+          .shown_with("dynamo_temperature")
+          .on_page(34),
+      real_knob("dynamo_temperature", &BatchingKnobs::dynamo_temperature)
+          .help("batching: the dynamo router's softmax temperature (0: the least cost)"),
+      count_knob("router_seed", &BatchingKnobs::router_seed, 0,
+                 std::numeric_limits<std::uint64_t>::max())
+          .help("batching: seed of the dynamo router's draws")
+          .label("Router's seed")
+          .for_routers(names_of({RouterKind::kDynamo}))
+          .on_page(36),
+      prefix_index_knob()
+          .help("batching: how the scorer and dynamo routers know a replica's cache: precise "
+                "(its KV events) or approximate (the router's own LRU of what it sent)")
+          .label("Router's prefix index")
+          .for_routers(names_of({RouterKind::kScorer, RouterKind::kDynamo}))
+          .on_page(37),
+      count_knob("prefix_index_blocks", &BatchingKnobs::prefix_index_blocks, 1, kBlocks)
+          .help("batching: block identities an approximate prefix index keeps a replica")
+          .label("Approximate prefix index, blocks a replica")
+          .for_routers(names_of({RouterKind::kScorer, RouterKind::kDynamo}))
+          .on_page(38),
+      real_knob("kv_event_delay_s", &BatchingKnobs::kv_event_delay_s, json_check::seconds)
+          .help("batching: how late a replica's KV events reach a precise prefix index, s (0: "
+                "the cache itself)")
+          .label("KV events reach the router after", " s")
+          .for_routers(names_of({RouterKind::kScorer, RouterKind::kDynamo}))
+          .on_page(39),
       count_knob("max_num_seqs", &BatchingKnobs::max_num_seqs, 1, kBlocks)
           .help("batching: most requests running a replica")
           .label("Most requests running a replica")
@@ -291,6 +409,14 @@ std::string knob_value_text(const nlohmann::ordered_json& value) {
   if (value.is_boolean()) return value.get<bool>() ? "on" : "off";
   if (value.is_string()) return value.get<std::string>();
   if (value.is_null()) return "none";
+  // Weights by name (the scorer router's): "queue 2, kv 2, prefix 3".
+  if (value.is_object() &&
+      std::all_of(value.begin(), value.end(), [](const auto& part) { return part.is_number(); })) {
+    std::string text;
+    for (const auto& [name, part] : value.items())
+      text += (text.empty() ? "" : ", ") + name + " " + knob_value_text(part);
+    return text;
+  }
   // A step table (section 5c): its curves' and grid's points, not its values.
   if (value.is_object()) {
     std::size_t points = 0;

@@ -46,7 +46,17 @@ struct BatchingKnobs {
   double gpu_max_w = 700;         //
   bool async_scheduling = false;  //
   bool lockstep = false;          //
-  double router_refresh_s = 0.1;  // the vllm-dp router's counts, refreshed this often
+  // How often the vllm-dp, scorer and dynamo routers' view of the replicas'
+  // load refreshes (section 8); 0: the scorer and dynamo read it exact.
+  double router_refresh_s = 0.1;
+  ScorerWeights scorer_weights = {};  // the scorer router's
+  double dynamo_weight = 1;           // w of the dynamo router's cost
+  double dynamo_temperature = 0;      // T: 0 the least cost, else a softmax draw
+  std::uint64_t router_seed = 0;      // the dynamo router's draws
+  // How the scorer and dynamo routers know a replica's cache (section 8).
+  PrefixIndexKind prefix_index = PrefixIndexKind::kPrecise;
+  std::int64_t prefix_index_blocks = 31250;  // an approximate index's, a replica
+  double kv_event_delay_s = 0;               // a precise index's events, this late
   // Replaying a measured run (section 10b): its arrivals are the engine's
   // turns, each taken at the nearer end of the step running then.
   bool replay_turns = false;

@@ -12,6 +12,7 @@
 
 #include "core/input_error.hpp"
 #include "core/percentiles.hpp"
+#include "model/prefix_index.hpp"
 #include "model/replica_power.hpp"
 #include "model/router_kinds.hpp"
 
@@ -89,6 +90,7 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
     disaggregated_ = disaggregated_ || c.role != Role::kBoth;
   }
   replicas_.resize(count);
+  slot_totals_.resize(count);
   links_.resize(count);
   step_end_.assign(count, kIdle);
   step_start_.assign(count, kIdle);
@@ -96,6 +98,11 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   gone_.resize(classes_.size());
   rules_.resize(classes_.size());
   next_evaluation_.assign(classes_.size(), SimTime::ns(-1));
+  if (disaggregated_) decode_router_ = make_router(knobs.decode_router, knobs);
+  // The routers that take the replicas' KV events (both read the same knob).
+  kv_delay_ = router_->kv_event_delay();
+  if (!kv_delay_ && decode_router_) kv_delay_ = decode_router_->kv_event_delay();
+  if (kv_delay_) kv_events_.resize(count);
   std::uint32_t index = 0;
   for (std::uint32_t c = 0; c < classes_.size(); ++c) {
     const ReplicaClass& cls = classes_[c];
@@ -116,7 +123,6 @@ BatchingServer::BatchingServer(const BatchingKnobs& knobs, std::vector<ReplicaCl
   }
   rebuild_active();
   peak_provisioned_ = provisioned_count();
-  if (disaggregated_) decode_router_ = make_router(knobs.decode_router, knobs);
   refreshes_ = router_->refresh_period() || (decode_router_ && decode_router_->refresh_period());
 }
 
@@ -128,6 +134,8 @@ void BatchingServer::attach(ServerContext& context) {
 std::unique_ptr<ReplicaScheduler> BatchingServer::make_scheduler(std::uint32_t index,
                                                                  const ReplicaClass& cls) {
   auto scheduler = std::make_unique<ReplicaScheduler>(index, cls.knobs, requests_, cls.role);
+  scheduler->set_step_cost(&costs_[static_cast<std::size_t>(&cls - classes_.data())]);
+  if (kv_delay_) scheduler->record_kv_events(&kv_events_[index]);
   if (cls.role == Role::kDecode) scheduler->set_decode_waits(&decode_waits_);
   return scheduler;
 }
@@ -207,6 +215,8 @@ void BatchingServer::accept(std::uint64_t id, const Request& request, SimTime se
   r.anonymous_seen = 0;
   r.hit_tokens = 0;
   r.preemptions = 0;
+  r.predicted_hit = -1;
+  r.first_hit = -1;
   r.started = false;
   r.has_token = false;
   r.prompt_blocks = PromptBlocks();
@@ -225,6 +235,7 @@ void BatchingServer::accept(std::uint64_t id, const Request& request, SimTime se
 
 void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
   now_ = context_->now();
+  if (now_ != imbalance_at_) take_imbalance();
   // The routers' counts of a refresh instant are those before any event at
   // or after it changes them (section 8).
   if (refreshes_ && now_ >= refresh_at_) refresh_routers();
@@ -255,10 +266,69 @@ void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
       throw std::logic_error("batching server: unknown event kind " + std::to_string(kind));
   }
   if (stalled_ && kind != kEvaluate && kind != kSchedulePass && kind != kActivate) request_pass();
+  if (kv_delay_) stamp_kv_events();
+  // The imbalance the state now stands at: max over mean of the requests in
+  // flight on the router's replicas (0 when none is).
+  std::uint64_t most = 0, all = 0;
+  for (const ReplicaScheduler* s : active_) {
+    most = std::max(most, s->requests());
+    all += s->requests();
+  }
+  imbalance_now_ = all == 0 ? 0
+                            : static_cast<double>(most) * static_cast<double>(active_.size()) /
+                                  static_cast<double>(all);
 }
 
 void BatchingServer::release_slot(std::uint32_t slot) {
+  const BatchedRequest& r = requests_[slot];
+  if (r.predicted_hit >= 0 && r.first_hit >= 0) {
+    hit_predicted_ += static_cast<std::uint64_t>(r.predicted_hit);
+    hit_actual_ += static_cast<std::uint64_t>(r.first_hit);
+    ++hit_compared_;
+  }
   free_slots_.push_back(slot);
+}
+
+std::uint32_t BatchingServer::route(Router& router, BatchedRequest& r,
+                                    std::span<ReplicaScheduler* const> view) {
+  if (kv_delay_) {
+    stamp_kv_events();
+    deliver_kv_events();
+  }
+  const std::uint32_t pick = router.route(r, view);
+  // The prefill side's expectation is the one compared (section 13.8's hits).
+  if (&router == router_.get()) r.predicted_hit = router.predicted_hit_tokens().value_or(-1);
+  ++slot_totals_[view[pick]->index()].routed;
+  return pick;
+}
+
+void BatchingServer::stamp_kv_events() {
+  for (std::uint32_t i = 0; i < kv_events_.size(); ++i) {
+    for (const KvEvent& e : kv_events_[i])
+      kv_pending_.push_back({now_ + *kv_delay_, i, e});
+    kv_events_[i].clear();
+  }
+}
+
+void BatchingServer::deliver_kv_events() {
+  while (!kv_pending_.empty() && kv_pending_.front().reaches <= now_) {
+    const TimedKvEvent& e = kv_pending_.front();
+    if (router_->kv_event_delay()) router_->kv_event(e.replica, e.event);
+    if (decode_router_ && decode_router_->kv_event_delay()) {
+      decode_router_->kv_event(e.replica, e.event);
+    }
+    kv_pending_.pop_front();
+  }
+}
+
+void BatchingServer::take_imbalance() {
+  // The state since imbalance_at_ held until now.
+  const double held = (now_ - imbalance_at_).seconds();
+  if (imbalance_now_ > 0) {
+    imbalance_integral_ += held * imbalance_now_;
+    imbalance_time_ += held;
+  }
+  imbalance_at_ = now_;
 }
 
 void BatchingServer::request_pass() {
@@ -283,7 +353,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
     release_slot(slot);
     return;
   }
-  ReplicaScheduler& replica = *active_[router_->route(r, active_)];
+  ReplicaScheduler& replica = *active_[route(*router_, requests_[slot], active_)];
   if (knobs_.engine_turn_arrivals) {
     take_at_turn(replica, slot);
   } else {
@@ -382,7 +452,7 @@ void BatchingServer::end_transfer(std::uint32_t slot, std::uint32_t replica) {
   transfers_.push_back(now - r.last_token);  // its first token's instant
   r.transfer_end = now;
   r.transferred = true;
-  join(*decode_active_[decode_router_->route(r, decode_active_)], slot);
+  join(*decode_active_[route(*decode_router_, r, decode_active_)], slot);
   // Its blocks are free: the prefill replica may admit what waited for them.
   mark(replica);
   if (ready(replica)) request_pass();
@@ -553,6 +623,10 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
     gone_admissions_ += s.admissions();
     gone_tokens_ += s.admitted_tokens();
     gone_hits_ += s.admitted_hit_tokens();
+    SlotTotals& slot_gone = slot_totals_[slot];
+    slot_gone.tokens += s.admitted_tokens();
+    slot_gone.hits += s.admitted_hit_tokens();
+    slot_gone.busy += s.busy();
     gone_kv_peak_ = std::max(gone_kv_peak_, static_cast<double>(s.peak_used_blocks()) /
                                                 static_cast<double>(cls.knobs.kv_blocks));
   } else {
@@ -560,6 +634,11 @@ void BatchingServer::make_absent(std::uint32_t slot, SimTime now) {
         replica_energy_wh(ReplicaPower::of(cls.knobs), 1, provisioned, Duration::zero());
   }
   if (fleet_) spans_.push_back({slot, r.cls, r.since, r.active_from, now});
+  if (kv_delay_ && r.scheduler) {
+    // Its events so far, then its cache gone.
+    stamp_kv_events();
+    kv_pending_.push_back({now + *kv_delay_, slot, {PrefixIndex::kCleared, false}});
+  }
   const bool was_active = r.state == State::kActive;
   r.state = State::kAbsent;
   r.scheduler.reset();
@@ -757,9 +836,17 @@ ServerDescription BatchingServer::describe() const {
   // The page's rows, each labelled by its knob's row (model/batching_knobs),
   // in the rows' order for the page, then any row added from outside; those
   // of a split fleet last, and only for one.
+  // A router's own knobs only when a router of the run reads them.
+  const auto read = [&](const Knob<BatchingKnobs>& row) {
+    const auto& names = row.router_names;
+    const auto named = [&](RouterKind kind) {
+      return std::find(names.begin(), names.end(), to_string(kind)) != names.end();
+    };
+    return names.empty() || named(knobs_.router) || (disaggregated_ && named(knobs_.decode_router));
+  };
   std::vector<const Knob<BatchingKnobs>*> shown;
   for (const Knob<BatchingKnobs>& row : batching_knob_rows())
-    if (!row.label_text.empty()) shown.push_back(&row);
+    if (!row.label_text.empty() && read(row)) shown.push_back(&row);
   std::stable_sort(shown.begin(), shown.end(), [](const auto* a, const auto* b) {
     const auto place = [](const Knob<BatchingKnobs>* r) {
       return std::make_pair(r->split_only, r->page_order == 0 ? INT_MAX : r->page_order);
@@ -881,6 +968,33 @@ ServerUsage BatchingServer::usage(SimTime end) const {
                                                        static_cast<double>(steps_)),
                            false});
   usage.figures.push_back({"kv_peak_utilization", kv_peak, false});
+  usage.figures.push_back({"load_imbalance",
+                           imbalance_time_ > 0
+                               ? std::optional<double>(imbalance_integral_ / imbalance_time_)
+                               : std::nullopt,
+                           false});
+  const auto compared = [&](std::uint64_t v) {
+    return hit_compared_ == 0 ? std::nullopt : count(v);
+  };
+  usage.figures.push_back({"router_hit_tokens_predicted", compared(hit_predicted_), true});
+  usage.figures.push_back({"router_hit_tokens_actual", compared(hit_actual_), true});
+  for (std::uint32_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& r = replicas_[i];
+    SlotTotals t = slot_totals_[i];
+    if (r.scheduler) {
+      t.tokens += r.scheduler->admitted_tokens();
+      t.hits += r.scheduler->admitted_hit_tokens();
+      t.busy += r.scheduler->busy();
+    }
+    ReplicaUsage u;
+    u.replica = i;
+    if (fleet_) u.cls = classes_[r.cls].name;
+    u.routed = t.routed;
+    if (t.tokens > 0)
+      u.prefix_hit_rate = static_cast<double>(t.hits) / static_cast<double>(t.tokens);
+    u.busy_s = t.busy.seconds();
+    usage.replicas.push_back(u);
+  }
   if (!fleet_) return usage;
 
   // Section 11: provisioned time, GPU-hours and the bill.

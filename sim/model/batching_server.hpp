@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -181,6 +183,31 @@ class BatchingServer final : public ServerModel {
   SimTime refresh_at_ = SimTime::zero();
   SimTime router_refresh_at_ = SimTime::zero(), decode_refresh_at_ = SimTime::zero();
   bool refreshes_ = false;  // a router refreshes
+  // Section 8's precise prefix index with a delay: each replica's KV events,
+  // gathered as they happen; stamped with their instant and held until they
+  // reach the routers, kv_delay_ later (none: no router takes them).
+  std::optional<Duration> kv_delay_;
+  std::vector<std::vector<KvEvent>> kv_events_;  // by slot, not yet stamped
+  struct TimedKvEvent {
+    SimTime reaches;
+    std::uint32_t replica;
+    KvEvent event;
+  };
+  std::deque<TimedKvEvent> kv_pending_;
+  // The events of this instant stamped; those whose instant to reach the
+  // routers has come handed to them.
+  void stamp_kv_events();
+  void deliver_kv_events();
+  // `router`'s pick for `r` among `view`, the router's expected hit kept on r.
+  std::uint32_t route(Router& router, BatchedRequest& r, std::span<ReplicaScheduler* const> view);
+  // Section 9's router figures: the hits the router expected against those
+  // found at the requests' first admission; the in-flight imbalance over the
+  // router's replicas (max over mean) integrated over the time the mean is
+  // above 0, and the state it stands at since imbalance_at_.
+  std::uint64_t hit_predicted_ = 0, hit_actual_ = 0, hit_compared_ = 0;
+  double imbalance_integral_ = 0, imbalance_time_ = 0, imbalance_now_ = 0;
+  SimTime imbalance_at_ = SimTime::zero();
+  void take_imbalance();
   // The replicas that may be idle with work, a bit each: marked whenever one
   // may become so (its step ends, a request joins it, its held blocks come
   // free, it becomes active), unmarked when a scan finds it is not. A scan for
@@ -214,6 +241,13 @@ class BatchingServer final : public ServerModel {
   std::vector<ReplicaSpan> spans_;  // of replicas gone absent (a fleet's)
   std::uint64_t gone_preemptions_ = 0, gone_evicted_ = 0, gone_admissions_ = 0;
   std::uint64_t gone_tokens_ = 0, gone_hits_ = 0;
+  // By slot, over its lives: requests routed to it, and what its lives that
+  // went left (admitted tokens, their hits, busy time).
+  struct SlotTotals {
+    std::uint64_t routed = 0, tokens = 0, hits = 0;
+    Duration busy;
+  };
+  std::vector<SlotTotals> slot_totals_;
   double gone_kv_peak_ = 0;  // the largest peak share of K among them
   std::uint32_t peak_provisioned_ = 0;
   std::uint64_t scale_ups_ = 0, scale_downs_ = 0;

@@ -139,6 +139,7 @@ bool KvBlockPool::assign(std::uint32_t block, std::uint64_t identity) {
   ++group_state_[g].count;
   node_[block].slot = slot;
   ++registrations_;
+  if (events_) events_->push_back({identity, true});
   return true;
 }
 
@@ -180,6 +181,7 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
       slots[k] = b;
       n.slot = first + k;
       ++added;
+      if (events_) events_->push_back({identity + k, true});
     }
     if (added != 0) group_state_[g].count += added;
     registrations += added;
@@ -264,6 +266,7 @@ void KvBlockPool::take_into(std::uint32_t n, std::uint32_t* to) {
       watched_evicted = watched_evicted || slot != kNoSlot;
     }
     if (slot != kNoSlot) {
+      if (events_) events_->push_back({identity_at(slot), false});
       group_block[slot] = kNoBlock;
       const std::uint32_t g = slot >> width_shift;
       if (--group_state[g].count == 0) remove_group(g);

@@ -18,6 +18,14 @@ namespace test {
 struct PoolInspector;
 }
 
+// What a pool tells a router that follows its cache (vLLM's KV events): an
+// identity stored (a block registered with it) or removed (its block taken
+// and the identity lost).
+struct KvEvent {
+  std::uint64_t identity = 0;
+  bool stored = false;
+};
+
 class KvBlockPool {
  public:
   static constexpr std::uint32_t kNoBlock = ~std::uint32_t{0};
@@ -83,6 +91,10 @@ class KvBlockPool {
   bool watched_evicted() const { return watched_evicted_; }
   void clear_watch_evicted() { watched_evicted_ = false; }
 
+  // Each identity stored or removed from now on is appended to `sink`, in the
+  // order they happen; nullptr (the default): none.
+  void record_events(std::vector<KvEvent>* sink) { events_ = sink; }
+
   // The tests read a block's count and identity and the free queue's order
   // (tests/unit/inspectors.hpp); nothing else needs them.
   friend struct test::PoolInspector;
@@ -133,6 +145,13 @@ class KvBlockPool {
   // `n` takes, their blocks written to `to`: take() and take(n, out) alike.
   void take_into(std::uint32_t n, std::uint32_t* to);
   void make_room();
+  // The identity of a group's slot (the inverse of the slot a group gives an
+  // identity).
+  std::uint64_t identity_at(std::uint32_t slot) const {
+    const std::uint64_t key = group_key_[slot >> width_shift_];
+    return (key & 0xFFFFFFFF00000000ull) | ((static_cast<std::uint32_t>(key) << width_shift_) |
+                                            (slot & ((std::uint32_t{1} << width_shift_) - 1)));
+  }
 
   std::uint32_t blocks_;
   std::uint32_t free_;
@@ -179,6 +198,7 @@ class KvBlockPool {
 
   std::uint32_t watched_free_ = 0;
   bool watched_evicted_ = false;
+  std::vector<KvEvent>* events_ = nullptr;
 };
 
 }  // namespace infersim

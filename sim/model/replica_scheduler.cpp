@@ -53,10 +53,8 @@ void ReplicaScheduler::advance_pending() {
 }
 
 std::uint32_t ReplicaScheduler::hit_blocks(const BatchedRequest& r) const {
-  if (!prefix_caching_) return 0;
   // Capped at (num_tokens - 1) div B: the last token is always computed.
-  const auto cap = static_cast<std::uint32_t>(
-      std::min<std::int64_t>((r.num_tokens - 1) / block_tokens_, r.prompt_blocks.count()));
+  const std::uint32_t cap = hit_cap(r);
   if (cap == 0) return 0;
   std::uint32_t h = 0;
   for (auto id = r.prompt_blocks.cursor(0); h < cap; id.next(), ++h) {
@@ -221,6 +219,7 @@ bool ReplicaScheduler::schedule(SimTime now, ServerContext& context, StepRecord&
       // Only admissions on prefill (and colocated) replicas count their hits
       // (section 13.8).
       if (role_ != Role::kDecode) {
+        if (r.first_hit < 0) r.first_hit = hit;
         r.hit_tokens += static_cast<std::uint64_t>(hit);
         admitted_tokens += static_cast<std::uint64_t>(r.num_tokens);
         admitted_hit += static_cast<std::uint64_t>(hit);

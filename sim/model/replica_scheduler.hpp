@@ -8,6 +8,7 @@
 // replica admits a transferred request with its prompt computed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -21,6 +22,8 @@
 #include "model/server_model.hpp"
 
 namespace infersim {
+
+struct StepCost;
 
 // A request in flight on the batching server, from its acceptance to its
 // finish (a slot the server reuses afterwards; block lists keep their
@@ -50,6 +53,10 @@ struct alignas(64) BatchedRequest {
   std::uint64_t id = 0;
   std::uint64_t hit_tokens = 0;  // Σ hit over its admissions
   std::uint32_t preemptions = 0;
+  // The hit its router expected at the replica it picked (-1: it expected
+  // none), and the hit of its first admission (-1: none yet), in tokens.
+  std::int64_t predicted_hit = -1;
+  std::int64_t first_hit = -1;
 };
 
 class ReplicaScheduler {
@@ -97,6 +104,20 @@ class ReplicaScheduler {
   std::uint32_t used_blocks() const { return pool_.used_blocks(); }
   // The hit length in blocks of `r` here, as if it were admitted now.
   std::uint32_t hit_blocks(const BatchedRequest& r) const;
+  // The most blocks a hit of `r` may have here: 0 without prefix caching,
+  // else (num_tokens - 1) div B, at most its blocks with an identity.
+  std::uint32_t hit_cap(const BatchedRequest& r) const {
+    if (!prefix_caching_) return 0;
+    return static_cast<std::uint32_t>(
+        std::min<std::int64_t>((r.num_tokens - 1) / block_tokens_, r.prompt_blocks.count()));
+  }
+  // Its cache's KV events from now on are appended to `sink` (none: nullptr).
+  void record_kv_events(std::vector<KvEvent>* sink) { pool_.record_events(sink); }
+  // Its class's step cost (set by the server; the scorer router's
+  // predicted_ttft reads it) and max_num_batched_tokens.
+  void set_step_cost(const StepCost* cost) { cost_ = cost; }
+  const StepCost* step_cost() const { return cost_; }
+  std::int64_t max_batched_tokens() const { return max_batched_tokens_; }
 
   // Figures.
   std::uint64_t preemptions() const { return preemptions_; }
@@ -163,6 +184,7 @@ class ReplicaScheduler {
   std::vector<std::uint32_t> front_blocks_;
 
   std::vector<Duration>* decode_waits_ = nullptr;
+  const StepCost* cost_ = nullptr;
   std::uint64_t preemptions_ = 0;
   std::uint64_t admitted_tokens_ = 0;
   std::uint64_t admitted_hit_tokens_ = 0;

@@ -29,6 +29,16 @@ class Router {
   // At the first instant of the run at or after a refresh instant, before any
   // of its events (the server calls it): `active` as it stands then.
   virtual void refresh(std::span<ReplicaScheduler* const> /*active*/) {}
+  // A router whose prefix index follows the replicas' KV events (section 8's
+  // precise index with a delay): how late they reach it; none: it takes none.
+  virtual std::optional<Duration> kv_event_delay() const { return std::nullopt; }
+  // Replica `replica`'s event (PrefixIndex::kCleared: its cache is new),
+  // reaching the router now; the server hands them over in the order they
+  // happened.
+  virtual void kv_event(std::uint32_t /*replica*/, const KvEvent& /*e*/) {}
+  // The hit in tokens it expected at the replica it picked last, when it
+  // routes by one (section 9's router_hit_tokens_predicted).
+  virtual std::optional<std::int64_t> predicted_hit_tokens() const { return std::nullopt; }
 };
 
 // The position of the replica with the fewest |waiting| + |running| (pending

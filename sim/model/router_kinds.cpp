@@ -6,10 +6,12 @@
 
 #include "model/batching_knobs.hpp"
 #include "model/data_parallel_router.hpp"
+#include "model/dynamo_router.hpp"
 #include "model/kv_aware_router.hpp"
 #include "model/least_requests_router.hpp"
 #include "model/prefix_router.hpp"
 #include "model/round_robin_router.hpp"
+#include "model/scorer_router.hpp"
 
 namespace infersim {
 namespace {
@@ -32,6 +34,18 @@ std::unique_ptr<Router> make_data_parallel(const BatchingKnobs& k) {
       Duration::ns(std::max<std::int64_t>(1, std::llround(k.router_refresh_s * 1e9))));
 }
 
+PrefixIndex prefix_index_of(const BatchingKnobs& k) {
+  return PrefixIndex(k.prefix_index, k.kv_event_delay_s, k.prefix_index_blocks);
+}
+std::unique_ptr<Router> make_scorer(const BatchingKnobs& k) {
+  return std::make_unique<ScorerRouter>(k.scorer_weights, k.block_tokens, k.router_refresh_s,
+                                        prefix_index_of(k));
+}
+std::unique_ptr<Router> make_dynamo(const BatchingKnobs& k) {
+  return std::make_unique<DynamoRouter>(k.block_tokens, k.dynamo_weight, k.dynamo_temperature,
+                                        k.router_refresh_s, k.router_seed, prefix_index_of(k));
+}
+
 struct RouterEntry {
   RouterKind kind;
   const char* name;
@@ -46,6 +60,8 @@ constexpr RouterEntry kRouterTable[] = {
     {RouterKind::kKvAware, "kv-aware", true, make_kv_aware},
     {RouterKind::kPrefix, "prefix", false, make_prefix},
     {RouterKind::kDataParallel, "vllm-dp", true, make_data_parallel},
+    {RouterKind::kScorer, "scorer", false, make_scorer},
+    {RouterKind::kDynamo, "dynamo", true, make_dynamo},
 };
 
 const RouterEntry* router_entry(RouterKind kind) {
@@ -64,6 +80,21 @@ std::vector<std::string> router_names_where(bool decode_only) {
 }
 
 }  // namespace
+
+std::string to_string(PrefixIndexKind kind) {
+  return kind == PrefixIndexKind::kPrecise ? "precise" : "approximate";
+}
+
+bool parse_prefix_index_kind(const std::string& text, PrefixIndexKind& kind) {
+  if (text == "precise") {
+    kind = PrefixIndexKind::kPrecise;
+  } else if (text == "approximate") {
+    kind = PrefixIndexKind::kApproximate;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 std::string to_string(RouterKind kind) {
   const RouterEntry* e = router_entry(kind);

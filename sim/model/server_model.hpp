@@ -116,6 +116,16 @@ struct ClassUsage {
   double gpu_hours = 0;  // gpus x replica_hours
 };
 
+// One replica slot of the batching server over a run, every life of it
+// (BATCHING.md section 9's `replicas`).
+struct ReplicaUsage {
+  std::uint32_t replica = 0;
+  std::string cls;                        // a fleet's class; else empty
+  std::uint64_t routed = 0;               // requests its router sent it
+  std::optional<double> prefix_hit_rate;  // Σ hit over Σ num_tokens of its admissions
+  double busy_s = 0;
+};
+
 // A fleet replica's life (BATCHING.md section 11): provisioned over
 // [from, to), active from `active_from` (none: it went before it served).
 struct ReplicaSpan {
@@ -141,6 +151,8 @@ struct ServerUsage {
   // A fleet's: each unit's class by index, and each class's figures.
   std::vector<std::string> unit_class;
   std::vector<ClassUsage> classes;
+  // The batching server's replicas, each slot over the run.
+  std::vector<ReplicaUsage> replicas;
   // A fleet's replicas' lives, and each class's idle power (W a replica) and
   // price ($ a replica-hour).
   std::vector<ReplicaSpan> spans;

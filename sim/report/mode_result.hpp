@@ -39,6 +39,8 @@ struct ModeResult {
   // each class's figures; empty without a fleet.
   std::vector<std::string> unit_class;
   std::vector<ClassUsage> classes;
+  // The batching server's replicas (summary.json's `replicas`); empty else.
+  std::vector<ReplicaUsage> replicas;
   // Synthetic mode with replications: `summary` holds each figure's mean over
   // them, `ci95` its 95 % confidence half-width (Student t), `replications` each
   // seed's own summary; tasks and outcomes are the first seed's.

@@ -348,6 +348,7 @@ std::string knobs_html(const nlohmann::ordered_json& settings, const ServerDescr
         for (const auto& [name, part] : v->items()) {
           value += (value.empty() ? "" : ", ") + name + " " +
                    (part.is_structured() ? "(" + std::to_string(numbers_in(part)) + " numbers)"
+                    : part.is_number()   ? shortest(part.get<double>())
                                          : part.dump());
         }
       } else {

@@ -118,6 +118,20 @@ nlohmann::ordered_json summary_to_json(const ModeResult& result) {
     }
     out["classes"] = classes;
   }
+  if (!result.replicas.empty()) {
+    nlohmann::ordered_json replicas = nlohmann::ordered_json::array();
+    for (const ReplicaUsage& r : result.replicas) {
+      nlohmann::ordered_json o;
+      o["replica"] = r.replica;
+      if (!r.cls.empty()) o["class"] = r.cls;
+      o["routed"] = r.routed;
+      o["prefix_hit_rate"] =
+          r.prefix_hit_rate ? nlohmann::ordered_json(*r.prefix_hit_rate) : nullptr;
+      o["busy_s"] = r.busy_s;
+      replicas.push_back(o);
+    }
+    out["replicas"] = replicas;
+  }
   return out;
 }
 

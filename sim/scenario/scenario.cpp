@@ -142,6 +142,7 @@ ModeResult simulate(const Settings& settings, std::string mode, RequestList task
   result.rejection_limit = usage.rejection_limit;
   result.unit_class = usage.unit_class;
   result.classes = usage.classes;
+  result.replicas = usage.replicas;
   result.time_series = series.compute(run_length, *server, usage, radio);
   if (steps) {
     const std::vector<TimeSlice>& slices = result.time_series.slices;

@@ -384,7 +384,7 @@ TEST_F(FleetRun, RefusedSplitsNameTheKey) {
        "lockstep does not apply to disaggregated prefill and decode"},
       {"the prefix router for decode",
        R"({"server": {"kind": "batching"}, "batching": {"decode_router": "prefix"}})",
-       "batching.decode_router: must be round-robin, least-requests, kv-aware or vllm-dp"},
+       "batching.decode_router: must be round-robin, least-requests, kv-aware, vllm-dp or dynamo"},
       {"a link of no bandwidth",
        R"({"server": {"kind": "batching"}, "batching": {"kv_link_gbps": 0}})",
        "batching.kv_link_gbps: must be greater than 0"},

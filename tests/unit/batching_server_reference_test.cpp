@@ -30,6 +30,7 @@
 
 #include <pcg_random.hpp>
 
+#include "core/random.hpp"
 #include "model/batching_server.hpp"
 #include "unit/server_harness.hpp"
 
@@ -61,7 +62,18 @@ struct Req {
   std::int64_t last_token = 0;
   bool transferred = false;  // waiting on a decode replica with its KV
   std::int64_t transfer_end = 0;
+  std::int64_t predicted_hit = -1;  // the hit scorer or dynamo expected (tokens)
+  std::int64_t first_hit = -1;      // its first admission's hit (tokens)
   std::int64_t num_tokens() const { return p + out; }
+};
+
+// A replica's KV event (section 8's precise index): at `t`, identity stored
+// or removed, or the replica's cache cleared.
+struct KvLogEntry {
+  std::int64_t t = 0;
+  std::size_t replica = 0;
+  std::pair<std::uint32_t, std::int64_t> identity;
+  enum { kStored, kRemoved, kCleared } what = kStored;
 };
 
 // A KV transfer on a prefill replica's link (section 12).
@@ -96,6 +108,11 @@ struct Replica {
   std::int64_t link_end = 0;
 };
 
+// A replica's load as the scorer and dynamo routers see it (section 8).
+struct Load {
+  std::int64_t q = 0, r = 0, W = 0, U = 0;
+};
+
 // Per class: provisioned and busy time, energy, of the replicas' lives.
 struct ClassTotals {
   std::int64_t provisioned = 0;
@@ -110,6 +127,7 @@ class Reference {
   Reference(const BatchingKnobs& section, std::vector<ReplicaClass> classes,
             const std::vector<FedRequest>& feed)
       : k_(section), classes_(std::move(classes)), fleet_(!classes_.empty()) {
+    dynamo_rng_[0] = dynamo_rng_[1] = pcg32(section.router_seed);
     if (!fleet_) {
       ReplicaClass only;
       only.replicas = section.replicas;
@@ -187,20 +205,32 @@ class Reference {
       }
       if (!now) break;
       const std::int64_t t = *now;
+      // Section 9's load_imbalance: the state since the previous instant held until now.
+      if (t != imbalance_at_) {
+        const double held = Duration::ns(t - imbalance_at_).seconds();
+        if (imbalance_now_ > 0) {
+          imbalance_integral_ += held * imbalance_now_;
+          imbalance_time_ += held;
+        }
+        imbalance_at_ = t;
+      }
       end = t;
       // The vllm-dp routers' counts, as they stand at each refresh instant
       // (before the instant's events).
-      const std::int64_t every = std::llround(k_.router_refresh_s * 1e9);
+      // The scorer's and dynamo's views likewise, when they refresh.
+      const std::int64_t every = std::max<std::int64_t>(1, std::llround(k_.router_refresh_s * 1e9));
       if (t >= next_refresh_) {
         next_refresh_ = (t / every + 1) * every;
         for (int side = 0; side < 2; ++side) {
           counts_[side].assign(reps_.size(), {0, 0});
+          views_[side].assign(reps_.size(), {});
           for (std::size_t r = 0; r < reps_.size(); ++r) {
             const Replica& rep = reps_[r];
             if (rep.state != State::kActive || (role(rep) == Role::kDecode) != (side == 1))
               continue;
             counts_[side][r] = {static_cast<std::int64_t>(rep.waiting.size() + rep.pending.size()),
                                 static_cast<std::int64_t>(rep.running.size())};
+            views_[side][r] = load_now(rep);
           }
         }
       }
@@ -257,6 +287,16 @@ class Reference {
         }
       }
       peak_replicas_ = std::max(peak_replicas_, provisioned_now());
+      std::int64_t most = 0, all = 0, n = 0;
+      for (const Replica& rep : reps_) {
+        if (rep.state != State::kActive || role(rep) == Role::kDecode) continue;
+        most = std::max(most, holds(rep));
+        all += holds(rep);
+        ++n;
+      }
+      imbalance_now_ =
+          all == 0 ? 0
+                   : static_cast<double>(most) * static_cast<double>(n) / static_cast<double>(all);
     }
   }
 
@@ -298,6 +338,20 @@ class Reference {
         {"avg_batch_requests",
          steps.empty() ? std::nullopt : v(batched / static_cast<double>(steps.size())), false});
     u.figures.push_back({"kv_peak_utilization", v(kv_peak_), false});
+    u.figures.push_back(
+        {"load_imbalance",
+         imbalance_time_ > 0 ? v(imbalance_integral_ / imbalance_time_) : std::nullopt, false});
+    std::int64_t predicted = 0, actual = 0, compared = 0;
+    for (std::size_t i = 0; i < reqs_.size(); ++i) {
+      if (!reports[i].finish || reqs_[i].predicted_hit < 0 || reqs_[i].first_hit < 0) continue;
+      predicted += reqs_[i].predicted_hit;
+      actual += reqs_[i].first_hit;
+      ++compared;
+    }
+    u.figures.push_back({"router_hit_tokens_predicted",
+                         compared == 0 ? std::nullopt : v(static_cast<double>(predicted)), true});
+    u.figures.push_back({"router_hit_tokens_actual",
+                         compared == 0 ? std::nullopt : v(static_cast<double>(actual)), true});
     if (!fleet_) return u;
     u.provisioned = Duration::ns(provisioned);
     double replica_hours = 0, gpu_hours = 0, cost = 0;
@@ -365,6 +419,17 @@ class Reference {
   std::vector<RequestReport> reports;
   // vllm-dp: by replica, (waiting, running) of the latest refresh, a side.
   std::vector<std::pair<std::int64_t, std::int64_t>> counts_[2];
+  // scorer and dynamo with a refresh: by replica, its load at the latest
+  // refresh with the router's picks since added, a side.
+  std::vector<Load> views_[2];
+  pcg32 dynamo_rng_[2];  // a side's dynamo router's draws
+  // Section 8's prefix indexes: every KV event so far, and a side's
+  // approximate LRU by replica (the most recently used last).
+  std::vector<KvLogEntry> kv_log_;
+  std::vector<std::vector<Identity>> lru_[2];
+  // Section 9's load_imbalance.
+  double imbalance_integral_ = 0, imbalance_time_ = 0, imbalance_now_ = 0;
+  std::int64_t imbalance_at_ = 0;
   std::int64_t next_refresh_ = 0;
   std::vector<StepRecord> steps;
   std::vector<Duration> gaps;
@@ -409,6 +474,7 @@ class Reference {
   // The replica in slot r becomes absent at t.
   void go(std::size_t r, std::int64_t t) {
     Replica& rep = reps_[r];
+    if (rep.state != State::kStarting) kv_log_.push_back({t, r, {}, KvLogEntry::kCleared});
     add_life(totals_[rep.cls], rep, t);
     spans_.push_back({static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(rep.cls),
                       SimTime::ns(rep.since), to_time(rep.active_from), SimTime::ns(t)});
@@ -495,6 +561,21 @@ class Reference {
     }
     return -1;
   }
+  // W: the tokens still to compute of its waiting and pending requests, a
+  // transferred one counting 1 (section 13.6).
+  std::int64_t queued_tokens(const Replica& rep) const {
+    std::int64_t W = 0;
+    for (const int w : rep.waiting)
+      W += reqs_[w].transferred ? 1 : reqs_[w].num_tokens() - reqs_[w].computed;
+    for (const auto& [w, c] : rep.pending)
+      W += reqs_[w].transferred ? 1 : reqs_[w].num_tokens() - reqs_[w].computed;
+    return W;
+  }
+  Load load_now(const Replica& rep) const {
+    return {static_cast<std::int64_t>(rep.waiting.size() + rep.pending.size()),
+            static_cast<std::int64_t>(rep.running.size()), queued_tokens(rep), used(rep)};
+  }
+
   std::int64_t used(const Replica& rep) const {
     std::int64_t n = 0;
     for (const Block& b : rep.blocks)
@@ -507,6 +588,8 @@ class Reference {
     if (rep.blocks[b].cached) {
       rep.blocks[b].cached = false;
       ++evicted_;
+      kv_log_.push_back({end, static_cast<std::size_t>(&rep - reps_.data()), rep.blocks[b].identity,
+                         KvLogEntry::kRemoved});
     }
     rep.blocks[b].count = 1;
     return b;
@@ -541,6 +624,8 @@ class Reference {
       if (b.cached || find(rep, q.identities[j]) >= 0) continue;
       b.cached = true;
       b.identity = q.identities[j];
+      kv_log_.push_back(
+          {end, static_cast<std::size_t>(&rep - reps_.data()), b.identity, KvLogEntry::kStored});
     }
   }
   std::int64_t hit_length(const Replica& rep, const Req& q) const {
@@ -558,7 +643,7 @@ class Reference {
   // Section 8 over the active replicas of one side (arrivals: prefill or
   // colocated ones; transferred requests: decode ones), in index order;
   // returns a slot.
-  std::size_t route(const Req& q, bool decode = false) {
+  std::size_t route(Req& q, bool decode = false) {
     std::vector<std::size_t> view;
     for (std::size_t r = 0; r < reps_.size(); ++r) {
       if (reps_[r].state == State::kActive && (role(reps_[r]) == Role::kDecode) == decode)
@@ -598,12 +683,7 @@ class Reference {
         std::int64_t best_cost = -1;
         for (std::size_t i = 0; i < n; ++i) {
           const Replica& rep = reps_[view[i]];
-          // A transferred request counts 1 (section 13.6).
-          std::int64_t W = 0;
-          for (const int w : rep.waiting)
-            W += reqs_[w].transferred ? 1 : reqs_[w].num_tokens() - reqs_[w].computed;
-          for (const auto& [w, c] : rep.pending)
-            W += reqs_[w].transferred ? 1 : reqs_[w].num_tokens() - reqs_[w].computed;
+          const std::int64_t W = queued_tokens(rep);
           const std::int64_t hit = hit_length(rep, q) * k_.block_tokens;
           const std::int64_t cost = ceil_div(W + q.num_tokens() - hit, k_.block_tokens) + used(rep);
           if (best_cost < 0 || cost < best_cost) {
@@ -634,8 +714,174 @@ class Reference {
         if (static_cast<double>(best_hit) / static_cast<double>(q.p) > 0.5) return view[best];
         return least();
       }
+      case RouterKind::kScorer:
+      case RouterKind::kDynamo: {
+        const RouterKind kind = decode ? k_.decode_router : k_.router;
+        std::int64_t expected = -1;
+        const std::size_t x = kind == RouterKind::kScorer ? scorer(q, view, decode, expected)
+                                                          : dynamo(q, view, decode, expected);
+        if (!decode) q.predicted_hit = expected;
+        index_routed(view[x], q, decode);
+        if (k_.router_refresh_s > 0) {
+          ++views_[decode ? 1 : 0][view[x]].q;
+          views_[decode ? 1 : 0][view[x]].W += q.transferred ? 1 : q.num_tokens();
+        }
+        return view[x];
+      }
     }
     return 0;
+  }
+
+  // The hit in blocks of q at replica r as the prefix index of `decode`'s
+  // side sees it now (section 8).
+  std::int64_t index_hit(std::size_t r, const Req& q, bool decode) const {
+    const Replica& rep = reps_[r];
+    if (k_.prefix_index == PrefixIndexKind::kPrecise && k_.kv_event_delay_s == 0) {
+      return hit_length(rep, q);
+    }
+    std::vector<Identity> held;
+    if (k_.prefix_index == PrefixIndexKind::kApproximate) {
+      const auto& lru = lru_[decode ? 1 : 0];
+      if (r < lru.size()) held = lru[r];
+    } else {
+      // The events that happened at or before now - d, in order.
+      const std::int64_t d = std::max<std::int64_t>(1, std::llround(k_.kv_event_delay_s * 1e9));
+      for (const KvLogEntry& e : kv_log_) {
+        if (e.replica != r || e.t > end - d) continue;
+        if (e.what == KvLogEntry::kCleared) {
+          held.clear();
+        } else if (e.what == KvLogEntry::kStored) {
+          held.push_back(e.identity);
+        } else {
+          held.erase(std::find(held.begin(), held.end(), e.identity));
+        }
+      }
+    }
+    if (!k_.prefix_caching) return 0;
+    const std::int64_t cap = (q.num_tokens() - 1) / k_.block_tokens;
+    std::int64_t h = 0;
+    while (h < cap && h < static_cast<std::int64_t>(q.identities.size()) &&
+           std::find(held.begin(), held.end(), q.identities[h]) != held.end())
+      ++h;
+    return h;
+  }
+  // An approximate index records the prompt's identities at the replica picked.
+  void index_routed(std::size_t r, const Req& q, bool decode) {
+    if (k_.prefix_index != PrefixIndexKind::kApproximate) return;
+    auto& lru = lru_[decode ? 1 : 0];
+    if (r >= lru.size()) lru.resize(r + 1);
+    std::vector<Identity>& held = lru[r];
+    for (const Identity& id : q.identities) {
+      const auto at = std::find(held.begin(), held.end(), id);
+      if (at != held.end()) held.erase(at);
+      held.push_back(id);
+    }
+    while (static_cast<std::int64_t>(held.size()) > k_.prefix_index_blocks)
+      held.erase(held.begin());
+  }
+
+  Load view_load(std::size_t r, bool decode) const {
+    return k_.router_refresh_s > 0 ? views_[decode ? 1 : 0][r] : load_now(reps_[r]);
+  }
+
+  // Section 8's scorer over `view`: the position of the largest weighted sum.
+  std::size_t scorer(const Req& q, const std::vector<std::size_t>& view, bool decode,
+                     std::int64_t& expected) {
+    const ScorerWeights& w = k_.scorer_weights;
+    const std::size_t n = view.size();
+    std::vector<double> score(n, 0.0);
+    std::vector<Load> l(n);
+    for (std::size_t i = 0; i < n; ++i)
+      l[i] = view_load(view[i], decode);
+    const auto scaled = [&](const std::vector<double>& x, double weight) {
+      if (weight == 0) return;
+      const double lo = *std::min_element(x.begin(), x.end());
+      const double hi = *std::max_element(x.begin(), x.end());
+      for (std::size_t i = 0; i < n; ++i)
+        score[i] += weight * (hi == lo ? 1.0 : (hi - x[i]) / (hi - lo));
+    };
+    std::vector<double> queue(n), running(n), ttft(n);
+    std::vector<std::int64_t> hits(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      queue[i] = static_cast<double>(l[i].q);
+      running[i] = static_cast<double>(l[i].r);
+    }
+    scaled(queue, w.queue);
+    scaled(running, w.running);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Replica& rep = reps_[view[i]];
+      if (w.kv != 0) {
+        score[i] +=
+            w.kv * (1 - static_cast<double>(l[i].U) / static_cast<double>(rep.blocks.size()));
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Replica& rep = reps_[view[i]];
+      const BatchingKnobs& kc = classes_[rep.cls].knobs;
+      const std::int64_t hit = index_hit(view[i], q, decode) * k_.block_tokens;
+      hits[i] = hit;
+      if (w.prefix != 0) {
+        score[i] += w.prefix * std::min(1.0, static_cast<double>(hit) / static_cast<double>(q.p));
+      }
+      // The class's step of n prefill tokens beside its r decodes (Q, A 0).
+      const std::int64_t budget = kc.max_num_batched_tokens;
+      const std::int64_t c = std::max<std::int64_t>(1, budget - std::min(l[i].r, budget));
+      const auto step = [&](std::int64_t tokens) {
+        return kc.step_base_s + kc.step_prefill_token_s * static_cast<double>(tokens) +
+               kc.step_decode_token_s * static_cast<double>(l[i].r);
+      };
+      const std::int64_t N = l[i].W + q.num_tokens() - hit;
+      ttft[i] = static_cast<double>(N / c) * (N / c > 0 ? step(c) : 0.0) +
+                (N % c > 0 ? step(N % c) : 0.0);
+    }
+    scaled(ttft, w.predicted_ttft);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (score[i] > score[best]) best = i;
+    }
+    if (w.prefix != 0 || w.predicted_ttft != 0) expected = hits[best];
+    return best;
+  }
+
+  // Section 8's dynamo over `view`: the least cost, or a softmax draw.
+  std::size_t dynamo(const Req& q, const std::vector<std::size_t>& view, bool decode,
+                     std::int64_t& expected) {
+    const std::size_t n = view.size();
+    std::vector<double> cost(n);
+    std::vector<std::int64_t> hits(n);
+    const std::size_t x = dynamo_pick(q, view, decode, cost, hits);
+    expected = hits[x];
+    return x;
+  }
+  std::size_t dynamo_pick(const Req& q, const std::vector<std::size_t>& view, bool decode,
+                          std::vector<double>& cost, std::vector<std::int64_t>& hits) {
+    const std::size_t n = view.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Load l = view_load(view[i], decode);
+      const std::int64_t hit = index_hit(view[i], q, decode) * k_.block_tokens;
+      hits[i] = hit;
+      cost[i] = k_.dynamo_weight *
+                    static_cast<double>(ceil_div(l.W + q.num_tokens() - hit, k_.block_tokens)) +
+                static_cast<double>(l.U);
+    }
+    if (k_.dynamo_temperature == 0) {
+      return static_cast<std::size_t>(std::min_element(cost.begin(), cost.end()) - cost.begin());
+    }
+    const double lo = *std::min_element(cost.begin(), cost.end());
+    const double hi = *std::max_element(cost.begin(), cost.end());
+    std::vector<double> pi(n);
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      pi[i] = hi == lo ? 1.0 : std::exp(-(cost[i] - lo) / ((hi - lo) * k_.dynamo_temperature));
+      sum += pi[i];
+    }
+    const double u = uniform01(dynamo_rng_[decode ? 1 : 0]);
+    double cumulative = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      cumulative += pi[i] / sum;
+      if (u <= cumulative) return i;
+    }
+    return n - 1;
   }
 
   void arrive(int i, std::int64_t t) {
@@ -835,6 +1081,7 @@ class Reference {
           decode_wait_ns_.push_back(t - q.transfer_end);
         }
         if (role(rep) != Role::kDecode) {
+          if (q.first_hit < 0) q.first_hit = hit;
           q.hit_tokens += hit;
           ++admissions_;
           admitted_tokens_ += q.num_tokens();
@@ -1008,13 +1255,31 @@ void add_requests(pcg32& rng, std::int64_t block_tokens, std::int64_t L, Workloa
   }
 }
 
+// The scorer's weights (0 to 3 each), dynamo's weight and temperature, the
+// seed, and now and then an exact view.
+template <class Pick>
+void random_router_knobs(Pick& pick, BatchingKnobs& k) {
+  k.scorer_weights = {static_cast<double>(pick(4)), static_cast<double>(pick(4)),
+                      static_cast<double>(pick(4)), static_cast<double>(pick(4)),
+                      static_cast<double>(pick(4))};
+  k.dynamo_weight = 0.5 * pick(5);
+  k.dynamo_temperature = pick(2) == 0 ? 0 : 0.25 * (1 + pick(8));
+  k.router_seed = pick(1000);
+  if (pick(3) == 0) k.router_refresh_s = 0;
+  // The prefix index: the cache itself, its events up to 4 ms late, or an
+  // approximate LRU of 1 to 40 identities a replica.
+  k.prefix_index = pick(3) == 0 ? PrefixIndexKind::kApproximate : PrefixIndexKind::kPrecise;
+  k.prefix_index_blocks = 1 + pick(40);
+  k.kv_event_delay_s = pick(2) == 0 ? 0 : (1 + pick(40)) * 1e-4;
+}
+
 Workload random_workload(std::uint64_t seed) {
   pcg32 rng(seed);
   const auto pick = [&](std::uint32_t n) { return rng(n); };
   Workload w;
   BatchingKnobs& k = w.knobs;
   k.replicas = 1 + pick(3);
-  k.router = static_cast<RouterKind>(pick(5));
+  k.router = static_cast<RouterKind>(pick(7));
   k.block_tokens = std::int64_t{1} << pick(3);  // 1, 2, 4
   k.kv_blocks = 3 + pick(22);
   k.max_num_batched_tokens = 1 + pick(24);
@@ -1032,6 +1297,7 @@ Workload random_workload(std::uint64_t seed) {
   k.step_decode_context_s = pick(2) == 0 ? 0 : pick(30) * 1e-8;
   k.router_refresh_s = (1 + pick(40)) * 1e-4;
   k.engine_turn_arrivals = pick(2) == 0;
+  random_router_knobs(pick, k);
   add_requests(rng, k.block_tokens, k.model_len(), w);
   return w;
 }
@@ -1087,6 +1353,7 @@ void expect_same_instants(const test::ServerHarness& harness, const naive::Refer
 
 TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
   std::uint64_t preempting = 0, evicting = 0, rejecting = 0, hitting = 0, early = 0, late = 0;
+  std::uint64_t expecting = 0, mistaken = 0;
   const char* env = std::getenv("BATCHING_REFERENCE_SEEDS");
   const std::uint64_t seeds = env ? std::strtoull(env, nullptr, 10) : 2000;
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
@@ -1131,6 +1398,14 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
     evicting += *a.figures[2].value > 0;
     rejecting += *a.figures[0].value > 0;
     hitting += a.figures[3].value.value_or(0) > 0;
+    // Section 8's scorer and dynamo expected hits, some of them wrongly.
+    std::optional<double> predicted, actual;
+    for (const ServerFigure& f : a.figures) {
+      if (f.key == "router_hit_tokens_predicted") predicted = f.value;
+      if (f.key == "router_hit_tokens_actual") actual = f.value;
+    }
+    expecting += predicted.value_or(0) > 0;
+    mistaken += predicted != actual;
     if (HasFailure()) break;
   }
   // The workloads reach the rules they are meant to test.
@@ -1138,6 +1413,8 @@ TEST(BatchingServerReference, RandomWorkloadsAgreeWithANaiveImplementation) {
   EXPECT_GT(evicting, 40u);
   EXPECT_GT(rejecting, 20u);
   EXPECT_GT(hitting, 80u);
+  EXPECT_GT(expecting, 150u);
+  EXPECT_GT(mistaken, 100u);
   // Section 10b's arrivals taken at a step's start and at its end.
   EXPECT_GT(early, 200u);
   EXPECT_GT(late, 200u);
@@ -1157,13 +1434,14 @@ Fleet random_fleet(std::uint64_t seed) {
   const auto pick = [&](std::uint32_t n) { return rng(n); };
   Fleet f;
   BatchingKnobs& k = f.workload.knobs;
-  k.router = static_cast<RouterKind>(pick(5));
+  k.router = static_cast<RouterKind>(pick(7));
   k.block_tokens = std::int64_t{1} << pick(3);
   k.prefix_caching = pick(4) != 0;
   k.reserve_full_prompt = pick(2) == 0;
   k.async_scheduling = pick(3) == 0;
   k.router_refresh_s = (1 + pick(40)) * 1e-4;
   k.engine_turn_arrivals = pick(2) == 0;
+  random_router_knobs(pick, k);
   const std::uint32_t count = 1 + pick(3);
   std::int64_t least_k = 0;
   for (std::uint32_t c = 0; c < count; ++c) {
@@ -1322,8 +1600,9 @@ Fleet random_disaggregated_fleet(std::uint64_t seed) {
   const auto pick = [&](std::uint32_t n) { return rng(n); };
   BatchingKnobs& k = f.workload.knobs;
   constexpr RouterKind kDecodeRouters[] = {RouterKind::kRoundRobin, RouterKind::kLeastRequests,
-                                           RouterKind::kKvAware, RouterKind::kDataParallel};
-  k.decode_router = kDecodeRouters[pick(4)];
+                                           RouterKind::kKvAware, RouterKind::kDataParallel,
+                                           RouterKind::kDynamo};
+  k.decode_router = kDecodeRouters[pick(5)];
   k.kv_link_latency_s = pick(3) == 0 ? 0 : pick(20) * 1e-4;
   k.kv_bytes_per_token = pick(4) == 0 ? 0 : (1 + pick(100)) * 100.0;
   k.kv_link_gbps = (1 + pick(40)) * 0.01;  // a 48-token prompt of 10 kB a token: 0.1 to 4 s

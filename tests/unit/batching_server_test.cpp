@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -695,6 +696,34 @@ TEST(BatchingServer, LockstepWithAsyncCountsEveryStepEnd) {
   EXPECT_EQ(run[2].start, t(2'030'000));
 }
 
+// The page shows a router's own knobs only when the run's router reads them:
+// none for round-robin, the view and the weights for the scorer, the view,
+// weight and seed for dynamo.
+TEST(BatchingServer, ThePageShowsARoutersKnobsOnlyWhenItReadsThem) {
+  const auto keys = [](RouterKind router) {
+    BatchingKnobs k;
+    k.router = router;
+    std::set<std::string> out;
+    for (const KnobRow& row : BatchingServer(k).describe().knobs)
+      out.insert(row.key);
+    return out;
+  };
+  const std::set<std::string> plain = keys(RouterKind::kRoundRobin);
+  EXPECT_TRUE(plain.contains("router"));
+  for (const char* key : {"router_refresh_s", "scorer_weights", "dynamo_weight", "router_seed",
+                          "prefix_index", "kv_event_delay_s"})
+    EXPECT_FALSE(plain.contains(key)) << key;
+  const std::set<std::string> scorer = keys(RouterKind::kScorer);
+  for (const char* key : {"router_refresh_s", "scorer_weights", "prefix_index", "kv_event_delay_s"})
+    EXPECT_TRUE(scorer.contains(key)) << key;
+  EXPECT_FALSE(scorer.contains("dynamo_weight"));
+  const std::set<std::string> dynamo = keys(RouterKind::kDynamo);
+  for (const char* key : {"router_refresh_s", "dynamo_weight", "router_seed"})
+    EXPECT_TRUE(dynamo.contains(key)) << key;
+  EXPECT_FALSE(dynamo.contains("scorer_weights"));
+  EXPECT_TRUE(keys(RouterKind::kDataParallel).contains("router_refresh_s"));
+}
+
 // R = 2, round-robin: A (p = 4) busies replica 0 1,004,000 ns, B (p = 8)
 // replica 1 1,008,000 ns. Over 10 s with idle 100 W and 700 W stepping:
 // (100*10 + 600*0.001004)/3600 + (100*10 + 600*0.001008)/3600 Wh.
@@ -709,9 +738,21 @@ TEST(BatchingServer, UsageSumsTheReplicas) {
   std::vector<std::string> keys;
   for (const ServerFigure& f : usage.figures)
     keys.push_back(f.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"rejected", "preemptions", "evicted_blocks",
-                                            "prefix_hit_rate", "steps", "avg_batch_requests",
-                                            "kv_peak_utilization"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "rejected", "preemptions", "evicted_blocks", "prefix_hit_rate", "steps",
+                      "avg_batch_requests", "kv_peak_utilization", "load_imbalance",
+                      "router_hit_tokens_predicted", "router_hit_tokens_actual"}));
+  // One request on each replica until A ends (max 1 over a mean of 1), then
+  // B alone (1 over 1/2) for 4 us; round-robin expects no hit.
+  EXPECT_DOUBLE_EQ(*figure(usage, "load_imbalance"), (0.001004 * 1 + 0.000004 * 2) / 0.001008);
+  EXPECT_FALSE(figure(usage, "router_hit_tokens_predicted").has_value());
+  ASSERT_EQ(usage.replicas.size(), 2u);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(usage.replicas[i].replica, i);
+    EXPECT_EQ(usage.replicas[i].routed, 1u);
+    EXPECT_EQ(usage.replicas[i].prefix_hit_rate, 0.0);
+  }
+  EXPECT_DOUBLE_EQ(usage.replicas[1].busy_s, 0.001008);
   EXPECT_EQ(figure(usage, "steps"), 2.0);
   EXPECT_EQ(figure(usage, "avg_batch_requests"), 1.0);
   EXPECT_EQ(figure(usage, "prefix_hit_rate"), 0.0);  // admissions, no hit

@@ -688,10 +688,17 @@ TEST_F(CommandLine, MessagesSayWhatIsMeant) {
       {{"--server", "batching", "--replicas", "-2"},
        "--replicas: must be a whole number from 1 to 1000000, got -2"},
       {{"--server", "batching", "--router", "prefx"},
-       "--router: must be round-robin, least-requests, kv-aware, prefix or vllm-dp, got "
-       "\"prefx\" (did you mean prefix?)"},
-      {{"--server", "batching", "--router-refresh-s", "0"},
-       "--router-refresh-s: must be at least 1e-9 (1 ns), got 0.0"},
+       "--router: must be round-robin, least-requests, kv-aware, prefix, vllm-dp, scorer or "
+       "dynamo, got \"prefx\" (did you mean prefix?)"},
+      {{"--server", "batching", "--router-refresh-s", "-1"},
+       "--router-refresh-s: must be at least 0.0, got -1.0"},
+      {{"--server", "batching", "--scorer-weights", "queue:2,prefx:3"},
+       "--scorer-weights: 'prefx' is not a scorer: queue, running, kv, prefix or predicted_ttft "
+       "(did you mean prefix?)"},
+      {{"--server", "batching", "--scorer-weights", "queue:-2"},
+       "--scorer-weights.queue: must be at least 0.0, got -2.0"},
+      {{"--server", "batching", "--scorer-weights", "queue"},
+       "--scorer-weights: expected NAME:NUMBER such as prefix:3, got 'queue'"},
       {{"--server", "batching", "--replay-turns", "sometimes"},
        "--replay-turns: expected on or off, got 'sometimes'"},
       {{"--server", "kbatching"},

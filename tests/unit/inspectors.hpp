@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/batching_server.hpp"
@@ -46,6 +47,13 @@ struct ServerInspector {
       if (r.scheduler) out.push_back(r.scheduler.get());
     }
     return out;
+  }
+  // Puts `router` where the server's (prefill-side) router was: a test's
+  // router that watches another's picks.
+  static void set_router(BatchingServer& s, std::unique_ptr<Router> router) {
+    s.router_ = std::move(router);
+    s.refreshes_ =
+        s.router_->refresh_period() || (s.decode_router_ && s.decode_router_->refresh_period());
   }
   // Requests in flight (accepted, not finished or rejected).
   static std::size_t in_flight(const BatchingServer& s) {

@@ -270,16 +270,18 @@ TEST(ReportPageServer, SpeaksInTheServersOwnWords) {
 
 // A knob whose value is an object of parts (a step table, BATCHING.md
 // section 5c) is shown by its parts' sizes, never written out whole; a
-// bound a name (goodput's) as its value.
+// bound a name (goodput's) or a weight a name (the scorer router's) as its
+// value.
 TEST(ReportPageServer, ATableKnobIsShownByItsSize) {
   ModeResult run = small_run("recorded", 0.1);
   run.server.knob_title = "Loom";
   run.server.knobs = {{"Weave table", "server", "weave", ""}};
   nlohmann::ordered_json settings = settings_json("t.csv");
-  settings["server"]["weave"] = {{"tokens", {{"at", {1, 2, 4}}, {"s", {0.5, 0.6, 0.7}}}},
-                                 {"ttft", 500}};
+  settings["server"]["weave"] = {
+      {"tokens", {{"at", {1, 2, 4}}, {"s", {0.5, 0.6, 0.7}}}}, {"ttft", 500}, {"prefix", 3.0}};
   const std::string page = report_html(settings, {&run}, {}, "");
-  EXPECT_THAT(page, HasSubstr("tokens (6 numbers), ttft 500"));
+  // A number in its shortest form (a scorer's weight of 3.0 as 3).
+  EXPECT_THAT(page, HasSubstr("tokens (6 numbers), ttft 500, prefix 3<"));
   EXPECT_THAT(page, Not(HasSubstr("[0.5,0.6,0.7]")));
 }
 
