@@ -141,6 +141,7 @@ std::unique_ptr<ReplicaScheduler> BatchingServer::make_scheduler(std::uint32_t i
 }
 
 void BatchingServer::rebuild_active() {
+  imbalance_moved_ = true;
   active_.clear();
   decode_active_.clear();
   for (Replica& r : replicas_) {
@@ -267,16 +268,21 @@ void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
   }
   if (stalled_ && kind != kEvaluate && kind != kSchedulePass && kind != kActivate) request_pass();
   if (kv_delay_) stamp_kv_events();
-  // The imbalance the state now stands at: max over mean of the requests in
-  // flight on the router's replicas (0 when none is).
-  std::uint64_t most = 0, all = 0;
-  for (const ReplicaScheduler* s : active_) {
-    most = std::max(most, s->requests());
-    all += s->requests();
+  if (imbalance_moved_) {
+    // The imbalance the state now stands at: max over mean of the requests
+    // in flight on the router's replicas (0 when none is). Only a request
+    // joining or leaving a replica, or the active replicas changing, moves
+    // it: a step that ends with neither leaves it as it was.
+    imbalance_moved_ = false;
+    std::uint64_t most = 0, all = 0;
+    for (const ReplicaScheduler* s : active_) {
+      most = std::max(most, s->requests());
+      all += s->requests();
+    }
+    imbalance_now_ = all == 0 ? 0
+                              : static_cast<double>(most) * static_cast<double>(active_.size()) /
+                                    static_cast<double>(all);
   }
-  imbalance_now_ = all == 0 ? 0
-                            : static_cast<double>(most) * static_cast<double>(active_.size()) /
-                                  static_cast<double>(all);
 }
 
 void BatchingServer::release_slot(std::uint32_t slot) {
@@ -354,6 +360,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
     return;
   }
   ReplicaScheduler& replica = *active_[route(*router_, requests_[slot], active_)];
+  imbalance_moved_ = true;  // it joins the replica, now or at a turn, pending or not
   if (knobs_.engine_turn_arrivals) {
     take_at_turn(replica, slot);
   } else {
@@ -363,6 +370,7 @@ void BatchingServer::arrive(std::uint32_t slot) {
 
 void BatchingServer::join(ReplicaScheduler& replica, std::uint32_t slot) {
   mark(replica.index());
+  imbalance_moved_ = true;
   // With lockstep a replica may schedule only when none steps.
   const bool busy = knobs_.lockstep ? any_stepping() : !idle(replica.index());
   if (busy && knobs_.async_scheduling) {
@@ -470,6 +478,7 @@ void BatchingServer::end_step(std::uint32_t i, SimTime now) {
   finished_.clear();
   handed_.clear();
   replica.complete(now, *context_, gaps_, finished_, handed_);
+  if (!finished_.empty() || !handed_.empty()) imbalance_moved_ = true;
   if (!gaps_.empty()) context_->token_gaps(gaps_);
   for (const std::uint32_t slot : handed_)
     queue_transfer(i, slot, now);

@@ -207,6 +207,7 @@ class BatchingServer final : public ServerModel {
   std::uint64_t hit_predicted_ = 0, hit_actual_ = 0, hit_compared_ = 0;
   double imbalance_integral_ = 0, imbalance_time_ = 0, imbalance_now_ = 0;
   SimTime imbalance_at_ = SimTime::zero();
+  bool imbalance_moved_ = false;  // imbalance_now_ is to be worked out again
   void take_imbalance();
   // The replicas that may be idle with work, a bit each: marked whenever one
   // may become so (its step ends, a request joins it, its held blocks come

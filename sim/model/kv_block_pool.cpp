@@ -154,6 +154,7 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
   const unsigned width_shift = width_shift_;
   const std::uint32_t width = 1u << width_shift;
   Node* const node = node_.data();
+  std::vector<KvEvent>* const events = events_;
   std::uint64_t registrations = 0;
   for (std::uint32_t j = from; j < to;) {
     const std::uint64_t identity = *id;
@@ -181,7 +182,7 @@ void KvBlockPool::assign_run(std::span<const std::uint32_t> blocks, std::uint32_
       slots[k] = b;
       n.slot = first + k;
       ++added;
-      if (events_) events_->push_back({identity + k, true});
+      if (events) events->push_back({identity + k, true});
     }
     if (added != 0) group_state_[g].count += added;
     registrations += added;
@@ -242,6 +243,7 @@ void KvBlockPool::take_into(std::uint32_t n, std::uint32_t* to) {
   std::uint32_t* const group_block = group_block_.data();
   GroupState* const group_state = group_state_.data();
   const unsigned width_shift = width_shift_;
+  std::vector<KvEvent>* const events = events_;
   std::uint64_t head = head_;
   std::uint64_t evicted = 0;
   std::uint32_t watched = 0;
@@ -266,7 +268,7 @@ void KvBlockPool::take_into(std::uint32_t n, std::uint32_t* to) {
       watched_evicted = watched_evicted || slot != kNoSlot;
     }
     if (slot != kNoSlot) {
-      if (events_) events_->push_back({identity_at(slot), false});
+      if (events) events->push_back({identity_at(slot), false});
       group_block[slot] = kNoBlock;
       const std::uint32_t g = slot >> width_shift;
       if (--group_state[g].count == 0) remove_group(g);
