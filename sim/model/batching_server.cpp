@@ -268,21 +268,7 @@ void BatchingServer::handle(std::uint32_t kind, std::uint64_t subject) {
   }
   if (stalled_ && kind != kEvaluate && kind != kSchedulePass && kind != kActivate) request_pass();
   if (kv_delay_) stamp_kv_events();
-  if (imbalance_moved_) {
-    // The imbalance the state now stands at: max over mean of the requests
-    // in flight on the router's replicas (0 when none is). Only a request
-    // joining or leaving a replica, or the active replicas changing, moves
-    // it: a step that ends with neither leaves it as it was.
-    imbalance_moved_ = false;
-    std::uint64_t most = 0, all = 0;
-    for (const ReplicaScheduler* s : active_) {
-      most = std::max(most, s->requests());
-      all += s->requests();
-    }
-    imbalance_now_ = all == 0 ? 0
-                              : static_cast<double>(most) * static_cast<double>(active_.size()) /
-                                    static_cast<double>(all);
-  }
+  if (imbalance_moved_) work_out_imbalance();
 }
 
 void BatchingServer::release_slot(std::uint32_t slot) {
@@ -318,13 +304,27 @@ void BatchingServer::stamp_kv_events() {
 
 void BatchingServer::deliver_kv_events() {
   while (!kv_pending_.empty() && kv_pending_.front().reaches <= now_) {
+    // A router that takes no events ignores them (Router::kv_event).
     const TimedKvEvent& e = kv_pending_.front();
-    if (router_->kv_event_delay()) router_->kv_event(e.replica, e.event);
-    if (decode_router_ && decode_router_->kv_event_delay()) {
-      decode_router_->kv_event(e.replica, e.event);
-    }
+    router_->kv_event(e.replica, e.event);
+    if (decode_router_) decode_router_->kv_event(e.replica, e.event);
     kv_pending_.pop_front();
   }
+}
+
+void BatchingServer::work_out_imbalance() {
+  // Max over mean of the requests in flight on the router's replicas (0 when
+  // none is). Only a request joining or leaving a replica, or the active
+  // replicas changing, moves it: a step that ends with neither leaves it.
+  imbalance_moved_ = false;
+  std::uint64_t most = 0, all = 0;
+  for (const ReplicaScheduler* s : active_) {
+    most = std::max(most, s->requests());
+    all += s->requests();
+  }
+  imbalance_now_ = all == 0 ? 0
+                            : static_cast<double>(most) * static_cast<double>(active_.size()) /
+                                  static_cast<double>(all);
 }
 
 void BatchingServer::take_imbalance() {

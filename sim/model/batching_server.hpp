@@ -209,6 +209,7 @@ class BatchingServer final : public ServerModel {
   SimTime imbalance_at_ = SimTime::zero();
   bool imbalance_moved_ = false;  // imbalance_now_ is to be worked out again
   void take_imbalance();
+  void work_out_imbalance();  // imbalance_now_ from the state now
   // The replicas that may be idle with work, a bit each: marked whenever one
   // may become so (its step ends, a request joins it, its held blocks come
   // free, it becomes active), unmarked when a scan finds it is not. A scan for

@@ -111,6 +111,12 @@ class ReplicaScheduler {
     return static_cast<std::uint32_t>(
         std::min<std::int64_t>((r.num_tokens - 1) / block_tokens_, r.prompt_blocks.count()));
   }
+  // What a queued request counts in waiting_tokens(), num_tokens - computed:
+  // its num_tokens (nothing is computed while it waits), or 1 for a
+  // transferred one (its prompt's KV came with it).
+  static std::int64_t queued_tokens(const BatchedRequest& r) {
+    return r.transferred ? 1 : r.num_tokens;
+  }
   // Its cache's KV events from now on are appended to `sink` (none: nullptr).
   void record_kv_events(std::vector<KvEvent>* sink) { pool_.record_events(sink); }
   // Its class's step cost (set by the server; the scorer router's
@@ -150,13 +156,6 @@ class ReplicaScheduler {
   void register_more(BatchedRequest& r, std::int64_t tokens);
   std::uint32_t front_hit(std::uint32_t slot);
   void drop_front_hit();
-
-  // What a queued request counts in waiting_tokens_, num_tokens - computed:
-  // its num_tokens (nothing is computed while it waits), or 1 for a
-  // transferred one (its prompt's KV came with it).
-  static std::int64_t queued_tokens(const BatchedRequest& r) {
-    return r.transferred ? 1 : r.num_tokens;
-  }
 
   std::uint32_t index_;
   Role role_;

@@ -31,7 +31,7 @@ void RouterView::picked(const ReplicaScheduler& s, const BatchedRequest& r) {
   if (s.index() >= loads_.size()) loads_.resize(s.index() + 1);
   ReplicaLoad& l = loads_[s.index()];
   ++l.queued;
-  l.waiting_tokens += r.transferred ? 1 : r.num_tokens;
+  l.waiting_tokens += ReplicaScheduler::queued_tokens(r);
 }
 
 }  // namespace infersim
